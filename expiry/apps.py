@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class ExpiryConfig(AppConfig):
+    default_auto_field = "django.db.models.BigAutoField"
+    name = "expiry"
+    verbose_name = "Expiry daemon"

@@ -1,0 +1,178 @@
+"""Settings for the microcloud project.
+
+Everything a deployment changes is read from the environment through the
+helpers in microcloud/env.py; the defaults run a development instance on
+SQLite with no other server to install. The README lists every variable.
+"""
+
+import os
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from microcloud.env import envbool, envfloat, envint, envlist
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+DEBUG = envbool("DEBUG", False)
+# The fallback key is only fit for a laptop; `check --deploy` flags it.
+SECRET_KEY = os.environ.get("SECRET_KEY", "django-insecure-microcloud-development-key-change-me")
+ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "sharing",
+    "expiry",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "microcloud.urls"
+WSGI_APPLICATION = "microcloud.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database -------------------------------------------------------------
+# SQLite (WAL) is the embedded default; DATABASE_URL selects PostgreSQL.
+DEFAULT_SQLITE_PATH = Path(os.environ.get("SQLITE_PATH", BASE_DIR / "var" / "db.sqlite3"))
+DATABASE_URL = os.environ.get("DATABASE_URL", f"sqlite:///{DEFAULT_SQLITE_PATH}")
+try:
+    _db = dj_database_url.parse(
+        DATABASE_URL,
+        conn_max_age=envint("DB_CONN_MAX_AGE", 60),
+        conn_health_checks=True,
+    )
+except ValueError as exc:
+    raise ImproperlyConfigured(f"DATABASE_URL is not a database URL: {exc}") from None
+
+if _db["ENGINE"] == "django.db.backends.sqlite3":
+    _db["OPTIONS"] = {
+        # IMMEDIATE: a transaction takes the write lock when it begins, so a
+        # read-then-write never fails with "database is locked" half-way (a
+        # plain BEGIN does, whatever the timeout; see shared EXPIRY.md).
+        "transaction_mode": "IMMEDIATE",
+        # Seconds a writer waits for the lock before giving up.
+        "timeout": envfloat("SQLITE_BUSY_TIMEOUT", 20.0),
+        # WAL lets readers run beside the writer; NORMAL makes a commit ~9 us
+        # instead of ~0.15 ms and is still durable against process crashes.
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    }
+    # Tests use a file, not :memory:, so threads, the expiry daemon started as
+    # a subprocess and the concurrency tests all see one real database.
+    _db["TEST"] = {"NAME": os.environ.get("TEST_SQLITE_PATH", str(BASE_DIR / "var" / "test.sqlite3"))}
+    _db["CONN_MAX_AGE"] = 0 if _db["NAME"] == ":memory:" else _db["CONN_MAX_AGE"]
+DATABASES = {"default": _db}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+# --- Files ----------------------------------------------------------------
+STATIC_URL = "static/"
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "var" / "static"))
+MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", BASE_DIR / "media"))
+# Uploaded bytes are never served from MEDIA_URL: downloads go through views
+# that check ownership or the share's expiry.
+MEDIA_URL = "/media/"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}
+# Largest accepted upload, in bytes (default 1 GiB); larger ones get a 413.
+MAX_UPLOAD_BYTES = envint("MAX_UPLOAD_BYTES", 1024**3)
+
+# --- Security (production values when DEBUG is off) -----------------------
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if envbool("BEHIND_TLS_PROXY", False) else None
+SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", not DEBUG and envbool("HTTPS", False))
+SESSION_COOKIE_SECURE = envbool("HTTPS", False)
+CSRF_COOKIE_SECURE = envbool("HTTPS", False)
+SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", False)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+
+# --- REST API -------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PAGINATION_CLASS": "sharing.pagination.StandardPagination",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "sharing.exceptions.api_exception_handler",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Microcloud sharing API",
+    "DESCRIPTION": "Upload files and share them through links that expire.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+
+# --- Expiry daemon --------------------------------------------------------
+# Seconds between the daemon's window reloads; 0 means "follow the policy"
+# (1 day when the default lifetime is a day or more, else a tenth of it).
+EXPIRY_REFRESH_INTERVAL = envfloat("EXPIRY_REFRESH_INTERVAL", 0)
+# Seconds between checks for shares created or renewed by other processes.
+EXPIRY_PICKUP_INTERVAL = envfloat("EXPIRY_PICKUP_INTERVAL", 0.05)
+
+# --- Logging --------------------------------------------------------------
+LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO").upper()
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": "WARNING"},
+    "loggers": {
+        "sharing": {"level": LOG_LEVEL},
+        "expiry": {"level": LOG_LEVEL},
+        "django": {"level": "WARNING"},
+    },
+}

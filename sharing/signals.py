@@ -1,0 +1,11 @@
+"""Signals other apps listen to, so `sharing` never imports them.
+
+share_schedule_changed is sent after the transaction that created or renewed a
+share has committed (never inside it: a listener such as the PostgreSQL NOTIFY
+sender must not lengthen hot write transactions, and must not announce a row
+that could still roll back). Arguments: share_id, expires_at.
+"""
+
+from django.dispatch import Signal
+
+share_schedule_changed = Signal()

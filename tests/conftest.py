@@ -1,0 +1,60 @@
+"""Shared fixtures: alice owns things, bob is a stranger."""
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.files.uploadedfile import SimpleUploadedFile
+from rest_framework.test import APIClient
+
+from sharing.models import StoredFile
+
+
+@pytest.fixture(autouse=True)
+def media_root(settings, tmp_path):
+    """Every test stores uploads in its own temporary folder."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    return settings.MEDIA_ROOT
+
+
+@pytest.fixture
+def alice(db):
+    return get_user_model().objects.create_user("alice", "alice@example.com", "alice-password-1")
+
+
+@pytest.fixture
+def bob(db):
+    return get_user_model().objects.create_user("bob", "bob@example.com", "bob-password-1")
+
+
+@pytest.fixture
+def admin_user(db):
+    return get_user_model().objects.create_superuser("root", "root@example.com", "root-password-1")
+
+
+@pytest.fixture
+def anon_client():
+    return APIClient()
+
+
+@pytest.fixture
+def alice_client(alice):
+    client = APIClient()
+    client.force_authenticate(alice)
+    return client
+
+
+@pytest.fixture
+def bob_client(bob):
+    client = APIClient()
+    client.force_authenticate(bob)
+    return client
+
+
+@pytest.fixture
+def make_file():
+    """Store a real file for `owner` through the model's upload path."""
+
+    def make(owner, name="report.txt", data=b"hello, world\n", content_type="text/plain"):
+        upload = SimpleUploadedFile(name, data, content_type=content_type)
+        return StoredFile.create_from_upload(owner=owner, upload=upload)
+
+    return make
