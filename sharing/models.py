@@ -291,13 +291,13 @@ class SharingPolicy(models.Model):
     def __str__(self) -> str:
         return "Sharing policy"
 
-    def clean(self):
-        if self.default_lifetime and self.max_lifetime and self.default_lifetime > self.max_lifetime:
-            raise ValidationError({"default_lifetime": "The default lifetime cannot exceed the maximum lifetime."})
-
     def save(self, *args, **kwargs):
         self.pk = self.SINGLETON_ID
         super().save(*args, **kwargs)
+
+    def clean(self):
+        if self.default_lifetime and self.max_lifetime and self.default_lifetime > self.max_lifetime:
+            raise ValidationError({"default_lifetime": "The default lifetime cannot exceed the maximum lifetime."})
 
     @classmethod
     def current(cls) -> "SharingPolicy":
@@ -326,11 +326,8 @@ class SharingPolicy(models.Model):
         else:
             return now + self.default_lifetime
         if lifetime > self.max_lifetime:
-            raise ValidationError(
-                {
-                    field: f"The share would last longer than the maximum lifetime ({format_duration(self.max_lifetime)})."
-                }
-            )
+            limit = format_duration(self.max_lifetime)
+            raise ValidationError({field: f"The share would last longer than the maximum lifetime ({limit})."})
         return now + lifetime if field == "expires_in" else expires_at
 
 
