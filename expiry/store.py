@@ -1,0 +1,89 @@
+"""The expiry daemon's only door to the database.
+
+Every read is an indexed query over active shares (see the partial indexes on
+Share), and the only write is one conditional UPDATE per batch: it expires a
+share only while it is still active and due, so a share renewed, unshared or
+whose file was deleted since the daemon loaded it is left alone. The database
+decides; the daemon's heap is only a cache of what it said.
+"""
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from django.db import connections, transaction
+
+from sharing.models import Share
+
+
+def to_datetime(timestamp: float) -> datetime:
+    return datetime.fromtimestamp(timestamp, UTC)
+
+
+@dataclass(frozen=True)
+class ShareDeadline:
+    share_id: int
+    expires_at: float  # seconds since the epoch
+
+
+class ShareStore:
+    """Reads due shares and expires them, on one database alias."""
+
+    # SQLite allows 32766 bound parameters per statement; PostgreSQL 65535.
+    # 5000 ids keep a statement well inside both and a transaction short.
+    max_batch = 5000
+
+    def __init__(self, using: str = "default"):
+        self.using = using
+
+    @property
+    def connection(self):
+        return connections[self.using]
+
+    def _active(self):
+        return Share.objects.using(self.using).filter(status=Share.Status.ACTIVE)
+
+    def load_window(self, until: float) -> list[ShareDeadline]:
+        """Return the active shares expiring before `until` (index range scan)."""
+        rows = self._active().filter(expires_at__lt=to_datetime(until)).values_list("id", "expires_at")
+        return [ShareDeadline(share_id, expires_at.timestamp()) for share_id, expires_at in rows.iterator(5000)]
+
+    def load_changed(self, since: float) -> tuple[list[ShareDeadline], float]:
+        """Return the active shares written at or after `since` (an index range
+        scan on updated_at), and the latest write time seen (`since` if none)."""
+        rows = self._active().filter(updated_at__gte=to_datetime(since))
+        latest = since
+        found = []
+        for share_id, expires_at, updated_at in rows.values_list("id", "expires_at", "updated_at"):
+            latest = max(latest, updated_at.timestamp())
+            found.append(ShareDeadline(share_id, expires_at.timestamp()))
+        return found, latest
+
+    def expire(self, share_ids: list[int], now: float) -> list[int]:
+        """Expire those of `share_ids` still active and due at `now`, in one
+        UPDATE, and return the ids this call expired (RETURNING, so the count
+        and the ids are exactly this statement's)."""
+        if not share_ids:
+            return []
+        connection = self.connection
+        ops = connection.ops
+        table = ops.quote_name(Share._meta.db_table)
+        stamp = ops.adapt_datetimefield_value(to_datetime(now))
+        placeholders = ", ".join(["%s"] * len(share_ids))
+        sql = (
+            f"UPDATE {table} SET status = %s, end_reason = %s, ended_at = %s, updated_at = %s "
+            f"WHERE id IN ({placeholders}) AND status = %s AND expires_at <= %s RETURNING id"
+        )
+        params = [Share.Status.EXPIRED, Share.EndReason.EXPIRED, stamp, stamp, *share_ids, Share.Status.ACTIVE, stamp]
+        with transaction.atomic(using=self.using), connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return [row[0] for row in cursor.fetchall()]
+
+    def current_deadlines(self, share_ids: list[int]) -> list[ShareDeadline]:
+        """Return the deadlines of those of `share_ids` that are still active."""
+        rows = self._active().filter(id__in=share_ids).values_list("id", "expires_at")
+        return [ShareDeadline(share_id, expires_at.timestamp()) for share_id, expires_at in rows]
+
+    def overdue_ids(self, now: float, limit: int) -> list[int]:
+        """Return up to `limit` ids of active shares due at `now`, oldest first."""
+        rows = self._active().filter(expires_at__lte=to_datetime(now)).order_by("expires_at", "id")
+        return list(rows.values_list("id", flat=True)[:limit])
