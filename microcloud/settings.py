@@ -6,6 +6,7 @@ SQLite with no other server to install. The README lists every variable.
 """
 
 import os
+import tempfile
 from pathlib import Path
 
 import dj_database_url
@@ -92,7 +93,9 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
     }
     # Tests use a file, not :memory:, so threads, the expiry daemon started as
     # a subprocess and the concurrency tests all see one real database.
-    _db["TEST"] = {"NAME": os.environ.get("TEST_SQLITE_PATH", str(BASE_DIR / "var" / "test.sqlite3"))}
+    # One file per test run (pid), so two runs on one machine never share it.
+    _default_test_path = Path(tempfile.gettempdir()) / f"microcloud-test-{os.getpid()}.sqlite3"
+    _db["TEST"] = {"NAME": os.environ.get("TEST_SQLITE_PATH", str(_default_test_path))}
     _db["CONN_MAX_AGE"] = 0 if _db["NAME"] == ":memory:" else _db["CONN_MAX_AGE"]
 DATABASES = {"default": _db}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
