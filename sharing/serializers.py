@@ -1,0 +1,203 @@
+"""Wire formats of files and shares.
+
+Serializers only parse and present; the rules (who may share what, how long a
+share may live, when it stops being servable) are the models'.
+"""
+
+import re
+from datetime import UTC, datetime, timedelta
+
+from django.conf import settings
+from django.urls import reverse
+from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from sharing.exceptions import PayloadTooLarge
+from sharing.models import Share, SharingPolicy, StoredFile
+
+# The largest number of seconds a timedelta can hold: anything above it could
+# never pass the policy's maximum and would only overflow inside the model.
+MAX_EXPIRES_IN = int(timedelta.max.total_seconds())
+WHOLE_NUMBER = re.compile(r"[+-]?[0-9]{1,30}")
+
+
+class StoredFileSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = StoredFile
+        fields = ["id", "name", "size", "content_type", "sha256", "created_at"]
+        read_only_fields = fields
+
+
+@extend_schema_field(OpenApiTypes.BINARY)
+class UploadField(serializers.FileField):
+    """A multipart file part, described as binary so API docs offer a file picker."""
+
+
+class FileUploadSerializer(serializers.Serializer):
+    # Empty files are files too: nothing in the product needs bytes to share.
+    file = UploadField(allow_empty_file=True, use_url=False, help_text="The file's bytes (multipart).")
+
+    def validate_file(self, upload):
+        if upload.size > settings.MAX_UPLOAD_BYTES:
+            raise PayloadTooLarge(too_large_message())
+        return upload
+
+    def create(self, validated_data):
+        return StoredFile.create_from_upload(owner=self.context["request"].user, upload=validated_data["file"])
+
+    def to_representation(self, instance):
+        return StoredFileSerializer(instance, context=self.context).data
+
+
+def too_large_message() -> str:
+    return f"The file is larger than the maximum upload size of {settings.MAX_UPLOAD_BYTES} bytes."
+
+
+@extend_schema_field(OpenApiTypes.INT)
+class SecondsField(serializers.Field):
+    """A whole number of seconds, given as a JSON integer or a string of digits.
+
+    DRF's IntegerField accepts true, 1.0 and "1.0"; a lifetime typed by a
+    person is clearer refused than silently read as one second.
+    """
+
+    default_error_messages = {
+        "invalid": "Must be a whole number of seconds.",
+        "too_large": "Must be at most {max} seconds.",
+    }
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int | str):
+            self.fail("invalid")
+        if isinstance(data, str):
+            text = data.strip()
+            if not WHOLE_NUMBER.fullmatch(text):
+                self.fail("invalid")
+            data = int(text)
+        if data > MAX_EXPIRES_IN:
+            self.fail("too_large", max=MAX_EXPIRES_IN)
+        # Zero and negatives are the policy's to refuse, with its own message.
+        return data
+
+    def to_representation(self, value):
+        return value
+
+
+class ExpiryInputSerializer(serializers.Serializer):
+    """expires_in or expires_at, turned into a deadline by the sharing policy."""
+
+    expires_in = SecondsField(
+        required=False,
+        write_only=True,
+        help_text="Lifetime in seconds from now (a positive integer). Give this or expires_at, not both.",
+    )
+    expires_at = serializers.DateTimeField(
+        required=False,
+        write_only=True,
+        default_timezone=UTC,
+        help_text="Deadline in ISO 8601; a time without an offset is read as UTC. Give this or expires_in.",
+    )
+
+    def resolve_deadline(self, attrs) -> datetime:
+        return SharingPolicy.current().resolve_expires_at(
+            now=timezone.now(), expires_in=attrs.get("expires_in"), expires_at=attrs.get("expires_at")
+        )
+
+
+class OwnFileField(serializers.PrimaryKeyRelatedField):
+    """A file id, looked up among the requesting user's files only.
+
+    Someone else's file gets the same answer as a missing one, so ids do not
+    reveal what other users store.
+    """
+
+    def get_queryset(self):
+        return StoredFile.objects.filter(owner=self.context["request"].user)
+
+
+class ShareCreateSerializer(ExpiryInputSerializer):
+    file = OwnFileField(queryset=StoredFile.objects.all(), help_text="Id of one of your files.")
+
+    def validate(self, attrs):
+        # Raises Django's ValidationError naming the field; DRF reports it as a 400.
+        attrs["deadline"] = self.resolve_deadline(attrs)
+        return attrs
+
+    def create(self, validated_data):
+        return Share.create_for(file=validated_data["file"], expires_at=validated_data["deadline"])
+
+    def to_representation(self, instance):
+        return ShareSerializer(instance, context=self.context).data
+
+
+class ShareUpdateSerializer(ExpiryInputSerializer):
+    """Renew or shorten a share: exactly one of expires_in or expires_at."""
+
+    def validate(self, attrs):
+        # Refusing other fields (rather than ignoring them) tells a client that
+        # tried to change a token, file or status that nothing happened.
+        extra = sorted(set(self.initial_data) - set(self.fields))
+        if extra:
+            raise serializers.ValidationError(
+                dict.fromkeys(extra, "This field cannot be changed; send only expires_in or expires_at.")
+            )
+        if "expires_in" not in attrs and "expires_at" not in attrs:
+            raise serializers.ValidationError({"non_field_errors": ["Give expires_in or expires_at."]})
+        attrs["deadline"] = self.resolve_deadline(attrs)
+        return attrs
+
+
+class BlankAsNullChoiceField(serializers.ChoiceField):
+    """Show the model's "" (no value yet) as null, like the neighbouring ended_at."""
+
+    def to_representation(self, value):
+        return None if value == "" else super().to_representation(value)
+
+
+class ShareSerializer(serializers.ModelSerializer):
+    url = serializers.SerializerMethodField(help_text="The public link that downloads the file.")
+    status = serializers.SerializerMethodField(
+        help_text="Effective status: an active share past its expires_at is already expired."
+    )
+    end_reason = BlankAsNullChoiceField(
+        choices=Share.EndReason.choices,
+        allow_null=True,
+        read_only=True,
+        help_text="Why the share ended (expired, unshared, file_deleted); null while it is active.",
+    )
+    lateness_ms = serializers.SerializerMethodField(
+        help_text="For a share the expiry daemon ended: milliseconds between expires_at and the expiry's commit."
+    )
+
+    class Meta:
+        model = Share
+        fields = [
+            "id",
+            "file",
+            "token",
+            "url",
+            "created_at",
+            "expires_at",
+            "status",
+            "ended_at",
+            "end_reason",
+            "download_count",
+            "lateness_ms",
+        ]
+        read_only_fields = fields
+
+    def get_url(self, share) -> str:
+        path = reverse("public-share", args=[share.token])
+        request = self.context.get("request")
+        return request.build_absolute_uri(path) if request else path
+
+    @extend_schema_field(serializers.ChoiceField(choices=Share.Status.choices))
+    def get_status(self, share) -> str:
+        # One clock per response, so a page of shares agrees with ?status.
+        return share.effective_status(self.context.get("now") or timezone.now())
+
+    def get_lateness_ms(self, share) -> float | None:
+        lateness = share.lateness
+        return None if lateness is None else round(lateness / timedelta(milliseconds=1), 3)
