@@ -15,6 +15,12 @@ def media_root(settings, tmp_path):
     return settings.MEDIA_ROOT
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    """PBKDF2 costs ~0.4 s a user; tests are not about password strength."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def alice(db):
     return get_user_model().objects.create_user("alice", "alice@example.com", "alice-password-1")
