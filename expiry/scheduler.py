@@ -63,7 +63,7 @@ class ExpiryScheduler:
         self,
         store: ShareStore,
         *,
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] | None = None,
         refresh_interval: float | None = None,
         default_lifetime: Callable[[], timedelta] | None = None,
         watcher=None,
@@ -71,7 +71,7 @@ class ExpiryScheduler:
         batch_size: int | None = None,
     ):
         self.store = store
-        self.clock = clock
+        self.clock = clock or time.time  # looked up now, so freezegun can stand in
         self.refresh_interval = refresh_interval
         self.default_lifetime = default_lifetime or _policy_default_lifetime
         self.watcher = watcher

@@ -1,0 +1,246 @@
+"""The daemon with real parts: other connections, real locks, real processes."""
+
+import io
+import select
+import signal
+import sqlite3
+import threading
+import time
+from datetime import timedelta
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.db import OperationalError, connection, connections
+from django.utils import timezone
+from freezegun import freeze_time
+
+from expiry.daemon import ExpiryDaemon
+from expiry.scheduler import ExpiryScheduler
+from expiry.store import ShareStore
+from expiry.watchers import watcher_for
+from sharing.models import Share
+from tests.helpers import start_manage, stop
+
+sqlite_only = pytest.mark.skipif("connection.vendor != 'sqlite'", reason="exercises SQLite's own locking")
+
+
+@pytest.fixture
+def shared_file(alice, make_file):
+    return make_file(alice)
+
+
+def create_share(shared_file, seconds: float) -> Share:
+    return Share.create_for(file=shared_file, expires_at=timezone.now() + timedelta(seconds=seconds))
+
+
+def in_other_connection(work):
+    """Run `work` in a thread, hence on its own database connection."""
+    result = {}
+
+    def target():
+        try:
+            result["value"] = work()
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join(10)
+    return result["value"]
+
+
+def wait_for_line(stream, text: str, timeout: float) -> str:
+    """Read `stream` until a line contains `text`; return everything read."""
+    seen = ""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([stream], [], [], 0.1)
+        if ready:
+            line = stream.readline()
+            seen += line
+            if text in line:
+                return seen
+            if not line:
+                break
+    raise AssertionError(f"{text!r} not seen within {timeout} s; output so far:\n{seen}")
+
+
+def wait_until(predicate, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return predicate()
+
+
+# --- pick-up -----------------------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_share_created_by_another_connection_after_refresh_is_expired_on_time(shared_file):
+    with freeze_time("2026-03-01 12:00:00") as frozen:
+        scheduler = ExpiryScheduler(
+            ShareStore(), clock=time.time, refresh_interval=3600, watcher=watcher_for(), pickup_interval=0.05
+        )
+        while scheduler.step():
+            pass
+        assert len(scheduler) == 0
+
+        share = in_other_connection(lambda: create_share(shared_file, 5))
+        frozen.tick(scheduler.seconds_until_next())  # the next pick-up check
+        while scheduler.step():
+            pass
+        assert scheduler.scheduled_deadline(share.pk) == share.expires_at.timestamp()
+
+        frozen.tick(share.expires_at.timestamp() - time.time())
+        scheduler.step()
+        share.refresh_from_db()
+        assert share.status == Share.Status.EXPIRED
+        assert share.lateness == timedelta(0)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_renewal_by_another_connection_is_rescheduled(shared_file):
+    with freeze_time("2026-03-01 12:00:00") as frozen:
+        share = create_share(shared_file, 5)
+        scheduler = ExpiryScheduler(ShareStore(), clock=time.time, refresh_interval=3600, watcher=watcher_for())
+        while scheduler.step():
+            pass
+
+        def renew():
+            Share.objects.get(pk=share.pk).set_expiry(timezone.now() + timedelta(seconds=50))
+
+        in_other_connection(renew)
+        frozen.tick(0.05)
+        while scheduler.step():
+            pass
+        share.refresh_from_db()
+        assert scheduler.scheduled_deadline(share.pk) == share.expires_at.timestamp()
+
+
+@sqlite_only
+@pytest.mark.django_db(transaction=True)
+def test_the_watcher_ignores_the_daemons_own_writes(shared_file):
+    watcher = watcher_for()
+    assert watcher.changed()  # the first look always counts
+    assert not watcher.changed()
+    create_share(shared_file, 60)  # same connection as the watcher
+    assert not watcher.changed()
+    in_other_connection(lambda: create_share(shared_file, 60))
+    assert watcher.changed()
+
+
+# --- failures ------------------------------------------------------------------
+
+
+@sqlite_only
+@pytest.mark.django_db(transaction=True)
+def test_a_locked_database_during_expiry_does_not_lose_the_share(shared_file, monkeypatch):
+    with freeze_time("2026-03-01 12:00:00") as frozen:
+        share = create_share(shared_file, 1)
+        scheduler = ExpiryScheduler(ShareStore(), clock=time.time, refresh_interval=3600)
+        while scheduler.step():
+            pass
+        with connection.cursor() as cursor:
+            cursor.execute("PRAGMA busy_timeout = 50")
+
+        blocker = sqlite3.connect(connection.settings_dict["NAME"], isolation_level=None)
+        blocker.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+        frozen.tick(1)
+        with pytest.raises(OperationalError, match="locked"):
+            scheduler.step()
+        assert scheduler.scheduled_deadline(share.pk) == share.expires_at.timestamp()
+
+        blocker.execute("COMMIT")
+        blocker.close()
+        scheduler.step()
+        share.refresh_from_db()
+        assert share.status == Share.Status.EXPIRED
+
+
+@sqlite_only
+@pytest.mark.django_db(transaction=True)
+def test_the_daemon_thread_survives_a_locked_database_and_still_expires(shared_file, monkeypatch):
+    # Connections the daemon thread opens give up on a lock after 50 ms.
+    monkeypatch.setitem(connection.settings_dict["OPTIONS"], "timeout", 0.05)
+    share = create_share(shared_file, 0.3)
+    daemon = ExpiryDaemon(ExpiryScheduler(ShareStore(), refresh_interval=3600, watcher=watcher_for()))
+    blocker = sqlite3.connect(connection.settings_dict["NAME"], isolation_level=None)
+    try:
+        daemon.start()
+        assert wait_until(lambda: daemon.scheduler.scheduled_deadline(share.pk) is not None, 5)
+        blocker.execute("BEGIN IMMEDIATE")
+        time.sleep(0.6)  # the share falls due while the lock is held
+        blocker.execute("COMMIT")
+        assert wait_until(lambda: Share.objects.get(pk=share.pk).status == Share.Status.EXPIRED, 5)
+        assert daemon.errors >= 1
+        assert daemon.is_alive()
+    finally:
+        blocker.close()
+        daemon.stop()
+        daemon.join(5)
+    assert not daemon.is_alive()
+
+
+# --- the command -----------------------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_once_expires_what_is_due_and_exits(shared_file):
+    with freeze_time("2026-03-01 12:00:00") as frozen:
+        due = [create_share(shared_file, 1), create_share(shared_file, 2)]
+        pending = create_share(shared_file, 60)
+        frozen.tick(5)
+        out = io.StringIO()
+        call_command("runexpiry", "--once", stdout=out)
+    assert out.getvalue().strip() == "Expired 2 shares."
+    assert {Share.objects.get(pk=s.pk).status for s in due} == {Share.Status.EXPIRED}
+    assert Share.objects.get(pk=pending.pk).status == Share.Status.ACTIVE
+
+
+@pytest.mark.parametrize(("option", "value"), [("--refresh-interval", "-5"), ("--pickup-interval", "soon")])
+def test_bad_option_values_are_refused_with_a_message(option, value):
+    with pytest.raises(CommandError, match=f"argument {option}: '{value}'"):
+        call_command("runexpiry", option, value)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.django_db(transaction=True)
+def test_runexpiry_stops_gracefully_on_a_signal(signum):
+    daemon = start_manage("runexpiry", "--pickup-interval", "0.05")
+    try:
+        wait_for_line(daemon.stderr, "refresh:", timeout=20)
+        sent = time.monotonic()
+        daemon.send_signal(signum)
+        daemon.wait(timeout=5)
+        took = time.monotonic() - sent
+    finally:
+        out, err = stop(daemon)
+    assert daemon.returncode == 0, err
+    assert took < 1.5  # "within a second", with room for a loaded CI machine
+    assert out.strip().endswith("Done.")
+    assert "runexpiry stopped" in err
+
+
+@pytest.mark.django_db(transaction=True)
+def test_end_to_end_shares_expire_in_real_time_with_lateness_recorded(shared_file):
+    daemon = start_manage("runexpiry", "--pickup-interval", "0.05")
+    try:
+        wait_for_line(daemon.stderr, "refresh:", timeout=20)
+        shares = [create_share(shared_file, 1 + i * 0.025) for i in range(20)]
+        ids = [s.pk for s in shares]
+
+        def all_ended():
+            return not Share.objects.filter(pk__in=ids, status=Share.Status.ACTIVE).exists()
+
+        assert wait_until(all_ended, timeout=15)
+    finally:
+        _, err = stop(daemon)
+    assert daemon.returncode == 0, err
+    for share in Share.objects.filter(pk__in=ids):
+        assert share.status == Share.Status.EXPIRED
+        assert share.ended_at >= share.expires_at  # never early
+        assert share.lateness is not None
+        assert share.lateness < timedelta(seconds=5)
+    assert "expired" in err
