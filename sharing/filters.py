@@ -5,6 +5,8 @@ from rest_framework.filters import BaseFilterBackend
 
 from sharing.models import Share
 
+MAX_ID = 2**63 - 1  # BigAutoField
+
 
 class ShareFilterBackend(BaseFilterBackend):
     """Filter shares by ?status (effective status) and ?file (file id)."""
@@ -20,7 +22,10 @@ class ShareFilterBackend(BaseFilterBackend):
         if file_id is not None:
             if not file_id.isascii() or not file_id.isdigit():
                 raise ValidationError({"file": ["file must be a file id (a positive integer)."]})
-            queryset = queryset.filter(file_id=int(file_id))
+            # An id past the largest the database can hold matches no file (and
+            # would overflow the query parameter rather than just find nothing).
+            file_pk = int(file_id)
+            queryset = queryset.filter(file_id=file_pk) if file_pk <= MAX_ID else queryset.none()
         return queryset
 
     def get_schema_operation_parameters(self, view):
