@@ -34,6 +34,8 @@ def plain(status: int, message: str) -> HttpResponse:
 
 
 def gone(share: Share) -> HttpResponse:
+    if share.end_reason == Share.EndReason.FILE_DELETED:
+        return plain(410, FILE_GONE_MESSAGE)
     return plain(410, GONE_MESSAGES.get(share.effective_status(), FILE_GONE_MESSAGE))
 
 
