@@ -1,0 +1,111 @@
+"""The OpenAPI schema and the Swagger UI page."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+EXPECTED_OPERATIONS = {
+    ("/api/auth/token/", "post"),
+    ("/api/files/", "get"),
+    ("/api/files/", "post"),
+    ("/api/files/{id}/", "get"),
+    ("/api/files/{id}/", "delete"),
+    ("/api/files/{id}/content/", "get"),
+    ("/api/shares/", "get"),
+    ("/api/shares/", "post"),
+    ("/api/shares/{id}/", "get"),
+    ("/api/shares/{id}/", "patch"),
+    ("/api/shares/{id}/", "delete"),
+}
+
+
+def test_schema_generates_without_warnings_and_validates(tmp_path):
+    # A subprocess, as CI runs it: warnings are collected per process.
+    out = tmp_path / "schema.yml"
+    result = subprocess.run(
+        [sys.executable, "manage.py", "spectacular", "--validate", "--fail-on-warn", "--file", str(out)],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert "Warning" not in result.stderr
+    assert "Error" not in result.stderr
+    schema = yaml.safe_load(out.read_text())
+    operations = {(path, method) for path, item in schema["paths"].items() for method in item}
+    assert operations == EXPECTED_OPERATIONS
+
+
+@pytest.fixture
+def schema(anon_client):
+    response = anon_client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+    assert response.status_code == 200
+    return response.json()
+
+
+@pytest.mark.django_db
+def test_schema_is_served_without_login(schema):
+    assert schema["openapi"].startswith("3.")
+    assert schema["info"]["title"] == "Microcloud sharing API"
+
+
+@pytest.mark.django_db
+def test_schema_describes_the_share_fields(schema):
+    share = schema["components"]["schemas"]["Share"]
+
+    assert list(share["properties"]) == [
+        "id",
+        "file",
+        "token",
+        "url",
+        "created_at",
+        "expires_at",
+        "status",
+        "ended_at",
+        "end_reason",
+        "download_count",
+        "lateness_ms",
+    ]
+    assert set(schema["components"]["schemas"]["ShareCreate"]["properties"]) == {"file", "expires_in", "expires_at"}
+    assert set(schema["components"]["schemas"]["PatchedShareUpdate"]["properties"]) == {"expires_in", "expires_at"}
+
+
+@pytest.mark.django_db
+def test_schema_documents_errors_and_parameters(schema):
+    paths = schema["paths"]
+
+    assert set(paths["/api/shares/{id}/"]["patch"]["responses"]) == {"200", "400", "404", "409"}
+    assert set(paths["/api/files/"]["post"]["responses"]) == {"201", "400", "413"}
+    assert set(paths["/api/files/"]["post"]["requestBody"]["content"]) == {"multipart/form-data"}
+    upload = schema["components"]["schemas"]["FileUpload"]["properties"]["file"]
+    assert upload["format"] == "binary"
+    params = {p["name"]: p for p in paths["/api/shares/"]["get"]["parameters"]}
+    assert params["status"]["schema"]["enum"] == ["active", "expired", "unshared"]
+    assert params["file"]["schema"]["type"] == "integer"
+    # Getting a token needs no token.
+    assert "security" not in paths["/api/auth/token/"]["post"]
+
+
+@pytest.mark.django_db
+def test_swagger_ui_is_served_from_local_static_files(anon_client, settings):
+    # The manifest storage needs collectstatic; the page itself does not.
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+
+    response = anon_client.get("/api/docs/")
+
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "swagger-ui" in html
+    assert "/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js" in html
+    assert "cdn.jsdelivr.net" not in html
+    assert "/api/schema/" in html
