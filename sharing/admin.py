@@ -1,0 +1,457 @@
+"""The Django admin for files, shares and the sharing policy.
+
+Every state change made here goes through the model methods (Share.unshare,
+Share.set_expiry, StoredFile.delete_with_shares), never a plain save(): those
+are single conditional UPDATEs, so an admin racing the expiry daemon or an API
+client can never resurrect an ended share or overwrite a newer state with the
+stale copy the form was built from.
+"""
+
+from datetime import timedelta
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db.models import Case, Count, DurationField, ExpressionWrapper, F, When
+from django.forms.models import BaseInlineFormSet
+from django.http import HttpResponseRedirect
+from django.template.defaultfilters import filesizeformat
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.html import format_html
+
+from sharing.models import Share, SharingPolicy, StoredFile, format_duration
+
+EXTENSION = timedelta(days=7)
+EMPTY = "—"
+
+_UNITS = (("d", 86400), ("h", 3600), ("min", 60), ("s", 1))
+
+
+def format_time_left(remaining: timedelta | None) -> str:
+    """Two largest units of a remaining time, e.g. "2 h 5 min", "3 d 4 h".
+
+    "—" when nothing is left (or there is no deadline any more).
+    """
+    if remaining is None or remaining <= timedelta(0):
+        return EMPTY
+    seconds = int(remaining.total_seconds())
+    if seconds == 0:
+        return "< 1 s"
+    for index, (unit, size) in enumerate(_UNITS):
+        if seconds >= size:
+            parts = [f"{seconds // size} {unit}"]
+            if index + 1 < len(_UNITS):
+                next_unit, next_size = _UNITS[index + 1]
+                count = seconds % size // next_size
+                if count:
+                    parts.append(f"{count} {next_unit}")
+            return " ".join(parts)
+    return EMPTY  # unreachable: seconds >= 1 matches the last unit
+
+
+def _plural(count: int, word: str = "share") -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+admin.site.site_header = "Microcloud administration"
+admin.site.site_title = "Microcloud admin"
+
+
+# --- Shares -----------------------------------------------------------------
+
+
+class EffectiveStatusFilter(admin.SimpleListFilter):
+    """Status as a client sees it: an active share past its deadline is expired."""
+
+    title = "status"
+    parameter_name = "status"
+
+    def lookups(self, request, model_admin):
+        return Share.Status.choices
+
+    def queryset(self, request, queryset):
+        if self.value() is None:
+            return queryset
+        return queryset.with_effective_status(self.value(), timezone.now())
+
+
+class ExpiresWithinFilter(admin.SimpleListFilter):
+    """Active shares whose deadline lies between now and now + the window."""
+
+    title = "expires within"
+    parameter_name = "expires_within"
+    WINDOWS = {
+        "1h": ("1 h", timedelta(hours=1)),
+        "24h": ("24 h", timedelta(hours=24)),
+        "7d": ("7 d", timedelta(days=7)),
+    }
+
+    def lookups(self, request, model_admin):
+        return [(key, label) for key, (label, _window) in self.WINDOWS.items()]
+
+    def queryset(self, request, queryset):
+        if self.value() is None:
+            return queryset
+        if self.value() not in self.WINDOWS:
+            return queryset.none()
+        now = timezone.now()
+        window = self.WINDOWS[self.value()][1]
+        return queryset.servable(now).filter(expires_at__lte=now + window)
+
+
+class ShareAdminForm(forms.ModelForm):
+    """Only expires_at is editable; it is checked like an API renewal."""
+
+    class Meta:
+        model = Share
+        fields = ["expires_at"]
+
+    def clean_expires_at(self):
+        expires_at = self.cleaned_data["expires_at"]
+        if "expires_at" not in self.changed_data:
+            return expires_at
+        now = timezone.now()
+        if not self.instance.is_servable(now):
+            raise ValidationError("This share has ended; its expiry can no longer be changed.")
+        try:
+            SharingPolicy.current().resolve_expires_at(now=now, expires_at=expires_at)
+        except ValidationError as exc:
+            raise ValidationError(exc.message_dict["expires_at"]) from None
+        return expires_at
+
+
+_LATENESS = Case(
+    When(
+        status=Share.Status.EXPIRED,
+        then=ExpressionWrapper(F("ended_at") - F("expires_at"), output_field=DurationField()),
+    ),
+    default=None,
+    output_field=DurationField(),
+)
+
+
+@admin.register(Share)
+class ShareAdmin(admin.ModelAdmin):
+    form = ShareAdminForm
+    list_display = (
+        "token_short",
+        "file",
+        "owner",
+        "effective_status",
+        "created",
+        "expires",
+        "time_left",
+        "downloads",
+        "lateness_ms",
+    )
+    list_display_links = ("token_short", "file")
+    list_select_related = ("file", "owner")
+    list_filter = (EffectiveStatusFilter, ExpiresWithinFilter)
+    search_fields = ("=token", "file__name", "owner__username")
+    search_help_text = "Search by full token, file name or owner username."
+    # Newest first by primary key (insertion order): the model's -created_at
+    # ordering has no index of its own, and on 1e6 shares sorting by it costs
+    # ~0.4 s per page on SQLite. No date_hierarchy for the same reason: its
+    # per-row date truncation took ~8 s there.
+    ordering = ("-id",)
+    empty_value_display = EMPTY
+    actions = ("unshare_selected", "extend_by_7_days")
+    fields = (
+        "file",
+        "owner",
+        "token",
+        "effective_status",
+        "expires_at",
+        "time_left",
+        "status",
+        "end_reason",
+        "ended_at",
+        "lateness_ms",
+        "download_count",
+        "created_at",
+        "updated_at",
+    )
+    # file and owner too: re-pointing a share at another file (or user) is not
+    # something the product does, and would hand one user's link to another.
+    readonly_fields = (
+        "file",
+        "owner",
+        "token",
+        "effective_status",
+        "time_left",
+        "status",
+        "end_reason",
+        "ended_at",
+        "lateness_ms",
+        "download_count",
+        "created_at",
+        "updated_at",
+    )
+
+    # --- columns -------------------------------------------------------------
+
+    @admin.display(description="token", ordering="token")
+    def token_short(self, share):
+        return f"{share.token[:10]}…"
+
+    @admin.display(description="status", ordering="status")
+    def effective_status(self, share):
+        return share.effective_status()
+
+    @admin.display(description="created", ordering="created_at")
+    def created(self, share):
+        return share.created_at
+
+    @admin.display(description="expires", ordering="expires_at")
+    def expires(self, share):
+        return share.expires_at
+
+    @admin.display(description="time left", ordering="expires_at")
+    def time_left(self, share):
+        if share.status != Share.Status.ACTIVE:
+            return EMPTY
+        return format_time_left(share.expires_at - timezone.now())
+
+    @admin.display(description="downloads", ordering="download_count")
+    def downloads(self, share):
+        return share.download_count
+
+    @admin.display(description="lateness (ms)", ordering=_LATENESS)
+    def lateness_ms(self, share):
+        lateness = share.lateness
+        if lateness is None:
+            return None
+        return round(lateness / timedelta(milliseconds=1))
+
+    # --- permissions and form ------------------------------------------------
+
+    def has_add_permission(self, request):
+        # Shares are created through the API, which applies the policy.
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        # Ended shares are kept for history; "Unshare selected" ends a link.
+        return False
+
+    def get_readonly_fields(self, request, obj=None):
+        readonly = super().get_readonly_fields(request, obj)
+        if obj is not None and not obj.is_servable():
+            readonly = (*readonly, "expires_at")
+        return readonly
+
+    def save_model(self, request, obj, form, change):
+        """Apply an edited expires_at with Share.set_expiry, never obj.save().
+
+        The form is the only way here (add is disabled), and its only field
+        is expires_at. A plain save would write back every column of the copy
+        loaded with the form, undoing an expiry or unshare committed since.
+        """
+        obj._expiry_refused = False
+        if not change or "expires_at" not in form.changed_data:
+            return
+        if not obj.set_expiry(form.cleaned_data["expires_at"]):
+            obj._expiry_refused = True
+            self.message_user(
+                request,
+                "The share ended before the new expiry could be saved; nothing was changed.",
+                messages.ERROR,
+            )
+
+    def log_change(self, request, obj, message):
+        if getattr(obj, "_expiry_refused", False):
+            return None
+        return super().log_change(request, obj, message)
+
+    def response_change(self, request, obj):
+        if getattr(obj, "_expiry_refused", False):
+            return HttpResponseRedirect(request.path)
+        return super().response_change(request, obj)
+
+    # --- actions ---------------------------------------------------------------
+
+    @admin.action(description="Unshare selected shares", permissions=["change"])
+    def unshare_selected(self, request, queryset):
+        changed = skipped = 0
+        for share in queryset:
+            if share.unshare():
+                changed += 1
+            else:
+                skipped += 1
+        message = f"Unshared {_plural(changed)}."
+        if skipped:
+            message += f" Skipped {_plural(skipped)} that had already ended."
+        self.message_user(request, message, messages.SUCCESS if changed else messages.WARNING)
+
+    @admin.action(description="Extend selected shares by 7 days", permissions=["change"])
+    def extend_by_7_days(self, request, queryset):
+        """Push each active share's deadline 7 days later, within the policy.
+
+        The maximum lifetime counts from now, as for an API renewal: a share
+        that would end later is extended only up to that limit, and one whose
+        deadline is already at or beyond it is left alone.
+        """
+        policy = SharingPolicy.current()
+        extended = clamped = ended = at_limit = 0
+        for share in queryset:
+            now = timezone.now()
+            if not share.is_servable(now):
+                ended += 1
+                continue
+            limit = now + policy.max_lifetime
+            target = share.expires_at + EXTENSION
+            was_clamped = target > limit
+            if was_clamped:
+                target = limit
+            if target <= share.expires_at:
+                at_limit += 1
+                continue
+            if not share.set_expiry(target):
+                ended += 1  # ended between the check above and the update
+                continue
+            extended += 1
+            clamped += was_clamped
+        message = f"Extended {_plural(extended)} by 7 days."
+        if clamped:
+            limit_text = format_duration(policy.max_lifetime)
+            message += f" {clamped} of them only up to the maximum lifetime ({limit_text} from now)."
+        if ended:
+            message += f" Skipped {_plural(ended)} that had already ended."
+        if at_limit:
+            message += f" Skipped {_plural(at_limit)} already at or beyond the maximum lifetime."
+        self.message_user(request, message, messages.SUCCESS if extended else messages.WARNING)
+
+
+# --- Files ------------------------------------------------------------------
+
+
+class RecentSharesFormSet(BaseInlineFormSet):
+    """Only the most recent shares: a file shared thousands of times would
+    otherwise render (and load) every one of them on its page."""
+
+    def get_queryset(self):
+        if not hasattr(self, "_recent"):
+            self._recent = super().get_queryset().order_by("-id")[: ShareInline.MAX_SHOWN]
+        return self._recent
+
+
+class ShareInline(admin.TabularInline):
+    MAX_SHOWN = 100
+
+    model = Share
+    formset = RecentSharesFormSet
+    fields = ("token", "effective_status", "expires_at", "download_count")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = True
+    verbose_name_plural = "shares"
+
+    @admin.display(description="status")
+    def effective_status(self, share):
+        return share.effective_status()
+
+    def get_queryset(self, request):
+        # Each row's change link names the share, and Share.__str__ reads file.
+        return super().get_queryset(request).select_related("file")
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(StoredFile)
+class StoredFileAdmin(admin.ModelAdmin):
+    list_display = ("name", "owner", "human_size", "content_type", "created_at", "share_count")
+    list_select_related = ("owner",)
+    search_fields = ("name", "owner__username", "^sha256")
+    search_help_text = "Search by file name, owner username or the start of the SHA-256."
+    ordering = ("-id",)
+    inlines = (ShareInline,)
+    fields = ("name", "owner", "human_size", "content_type", "sha256", "stored_as", "created_at", "all_shares")
+    # Only the display name is editable: the rest describes the stored bytes,
+    # and changing the owner would split a file from its shares' owner.
+    readonly_fields = ("owner", "human_size", "content_type", "sha256", "stored_as", "created_at", "all_shares")
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(share_count=Count("shares"))
+
+    @admin.display(description="size", ordering="size")
+    def human_size(self, stored):
+        return filesizeformat(stored.size)
+
+    @admin.display(description="shares", ordering="share_count")
+    def share_count(self, stored):
+        return stored.share_count
+
+    @admin.display(description="shares")
+    def all_shares(self, stored):
+        url = reverse(f"{self.admin_site.name}:sharing_share_changelist")
+        shown = min(stored.share_count, ShareInline.MAX_SHOWN)
+        return format_html(
+            '{} in all, the {} most recent below; <a href="{}?file__id__exact={}">list them all</a>',
+            stored.share_count,
+            shown,
+            url,
+            stored.pk,
+        )
+
+    @admin.display(description="stored as")
+    def stored_as(self, stored):
+        # Plain text, not a link: the bytes are never served from MEDIA_URL.
+        return stored.content.name
+
+    def has_add_permission(self, request):
+        # Uploads go through the API, which hashes and measures the bytes.
+        return False
+
+    def delete_model(self, request, obj):
+        unshared = obj.delete_with_shares()
+        if unshared:
+            self.message_user(request, f"Unshared {_plural(unshared)} of “{obj.name}”.", messages.INFO)
+
+    def delete_queryset(self, request, queryset):
+        unshared = sum(stored.delete_with_shares() for stored in queryset)
+        if unshared:
+            self.message_user(request, f"Unshared {_plural(unshared)} of the deleted files.", messages.INFO)
+
+
+# --- Sharing policy ---------------------------------------------------------
+
+
+class SharingPolicyForm(forms.ModelForm):
+    class Meta:
+        model = SharingPolicy
+        fields = ["default_lifetime", "max_lifetime"]
+
+    FORMAT_HINT = " Format: “days hh:mm:ss”, e.g. “7 00:00:00” for seven days or “01:30:00” for 90 minutes."
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for field in self.fields.values():
+            field.help_text = f"{field.help_text}{self.FORMAT_HINT}"
+
+
+@admin.register(SharingPolicy)
+class SharingPolicyAdmin(admin.ModelAdmin):
+    """A singleton: the list page opens the one row, created with defaults."""
+
+    form = SharingPolicyForm
+    fields = ("default_lifetime", "max_lifetime")
+
+    def changelist_view(self, request, extra_context=None):
+        if not self.has_view_or_change_permission(request):
+            raise PermissionDenied
+        policy, _created = SharingPolicy.objects.get_or_create(pk=SharingPolicy.SINGLETON_ID)
+        opts = self.model._meta
+        return HttpResponseRedirect(
+            reverse(f"{self.admin_site.name}:{opts.app_label}_{opts.model_name}_change", args=[policy.pk])
+        )
+
+    def has_add_permission(self, request):
+        return super().has_add_permission(request) and not SharingPolicy.objects.exists()
+
+    def has_delete_permission(self, request, obj=None):
+        return False
