@@ -21,6 +21,8 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models, transaction
 from django.db.models import F, Q
+from django.db.models.signals import post_delete
+from django.dispatch import receiver
 from django.utils import timezone
 
 from sharing.signals import share_schedule_changed
@@ -90,10 +92,21 @@ class StoredFile(models.Model):
                 ended_at=now,
                 updated_at=now,
             )
-            storage, path = self.content.storage, self.content.name
-            self.delete()
-            transaction.on_commit(partial(storage.delete, path))
+            self.delete()  # the bytes follow on commit: delete_stored_bytes
         return unshared
+
+
+@receiver(post_delete, sender=StoredFile, dispatch_uid="sharing.delete_stored_bytes")
+def delete_stored_bytes(sender, instance: StoredFile, **kwargs) -> None:
+    """Remove a deleted file's bytes once the deletion has committed.
+
+    A receiver rather than code in delete_with_shares, so rows deleted by a
+    cascade (a user deleted in admin) do not leave their bytes behind; on
+    commit, so a rollback never leaves a row without its bytes.
+    """
+    storage, path = instance.content.storage, instance.content.name
+    if path:
+        transaction.on_commit(partial(storage.delete, path), using=kwargs.get("using"))
 
 
 def clean_file_name(raw: str | None) -> str:

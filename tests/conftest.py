@@ -16,6 +16,17 @@ def media_root(settings, tmp_path):
 
 
 @pytest.fixture(autouse=True)
+def plain_static_files(settings, tmp_path):
+    """Pages link static files; tests run without collectstatic's manifest."""
+    settings.STATIC_ROOT = tmp_path / "static"
+    settings.STATIC_ROOT.mkdir()
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+
+
+@pytest.fixture(autouse=True)
 def fast_password_hashing(settings):
     """PBKDF2 costs ~0.4 s a user; tests are not about password strength."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -20,17 +20,6 @@ FILES = reverse("admin:sharing_storedfile_changelist")
 POLICY = reverse("admin:sharing_sharingpolicy_changelist")
 
 
-@pytest.fixture(autouse=True)
-def plain_static_storage(settings, tmp_path):
-    """Admin pages link static files; tests run without collectstatic's manifest."""
-    settings.STATIC_ROOT = tmp_path / "static"
-    settings.STATIC_ROOT.mkdir()
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-    }
-
-
 @pytest.fixture
 def admin_client(admin_user):
     client = Client()
