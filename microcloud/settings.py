@@ -97,6 +97,10 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
     _default_test_path = Path(tempfile.gettempdir()) / f"microcloud-test-{os.getpid()}.sqlite3"
     _db["TEST"] = {"NAME": os.environ.get("TEST_SQLITE_PATH", str(_default_test_path))}
     _db["CONN_MAX_AGE"] = 0 if _db["NAME"] == ":memory:" else _db["CONN_MAX_AGE"]
+elif _db["ENGINE"] == "django.db.backends.postgresql":
+    # One test database per run (pid), so concurrent runs against one server
+    # never share or drop each other's; pytest-django drops it at the end.
+    _db["TEST"] = {"NAME": os.environ.get("TEST_DATABASE_NAME") or f"test_microcloud_{os.getpid()}"}
 DATABASES = {"default": _db}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -123,6 +127,9 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
+# Without collectstatic's manifest (a bare runserver), fall back to the plain
+# file name instead of failing every page that links a static file.
+WHITENOISE_MANIFEST_STRICT = False
 # Largest accepted upload, in bytes (default 1 GiB); larger ones get a 413.
 MAX_UPLOAD_BYTES = envint("MAX_UPLOAD_BYTES", 1024**3)
 
@@ -164,6 +171,9 @@ SPECTACULAR_SETTINGS = {
 EXPIRY_REFRESH_INTERVAL = envfloat("EXPIRY_REFRESH_INTERVAL", 0)
 # Seconds between checks for shares created or renewed by other processes.
 EXPIRY_PICKUP_INTERVAL = envfloat("EXPIRY_PICKUP_INTERVAL", 0.05)
+# Seconds the daemons' lease lasts unless renewed (SQLite: one daemon works,
+# the others stand by and take over within about this after a crash).
+EXPIRY_LEASE_TTL = envfloat("EXPIRY_LEASE_TTL", 5.0)
 
 # --- Logging --------------------------------------------------------------
 LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO").upper()

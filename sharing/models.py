@@ -227,6 +227,10 @@ class Share(models.Model):
     def create_for(cls, *, file: StoredFile, expires_at: datetime) -> "Share":
         with transaction.atomic():
             now = timezone.now()
+            if expires_at <= now:
+                # Only when waiting for the write lock outlasted a very short
+                # lifetime; the CHECK constraint would refuse the row anyway.
+                raise ValidationError({"expires_at": "The deadline passed before the share could be created."})
             share = cls.objects.create(
                 file=file, owner=file.owner, expires_at=expires_at, created_at=now, updated_at=now
             )
@@ -237,11 +241,14 @@ class Share(models.Model):
         """Renew or shorten an active share that has not expired yet.
 
         Return False (and change nothing) when the share is no longer active,
-        including when its deadline has passed before this commit: a renewal
-        never resurrects an expired link.
+        including when its deadline has passed before this commit (a renewal
+        never resurrects an expired link), or when the new deadline itself has
+        already passed by the time the write lock was ours.
         """
         with transaction.atomic():
             now = timezone.now()
+            if expires_at <= now:
+                return False
             changed = Share.objects.servable(now).filter(pk=self.pk).update(expires_at=expires_at, updated_at=now)
             if changed:
                 transaction.on_commit(partial(_announce, self.pk, expires_at))

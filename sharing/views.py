@@ -214,6 +214,8 @@ class ShareViewSet(
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         if not share.set_expiry(serializer.validated_data["deadline"]):
+            if share.is_servable():
+                raise Conflict("The new deadline passed before it could be saved; nothing was changed.")
             raise Conflict(f"The share is {share.effective_status()}; only an active share can be renewed.")
         return Response(ShareSerializer(share, context=self.get_serializer_context()).data)
 

@@ -3,6 +3,7 @@
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
 from rest_framework.test import APIClient
 
 from sharing.models import StoredFile
@@ -13,6 +14,19 @@ def media_root(settings, tmp_path):
     """Every test stores uploads in its own temporary folder."""
     settings.MEDIA_ROOT = tmp_path / "media"
     return settings.MEDIA_ROOT
+
+
+@pytest.fixture(autouse=True)
+def no_server_errors(monkeypatch):
+    """Fail any test in which a request is answered with a 500."""
+    original = Client.request
+
+    def request(self, **kwargs):
+        response = original(self, **kwargs)
+        assert response.status_code != 500, (kwargs.get("PATH_INFO"), response.status_code)
+        return response
+
+    monkeypatch.setattr(Client, "request", request)
 
 
 @pytest.fixture(autouse=True)

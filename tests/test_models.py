@@ -120,3 +120,17 @@ def test_a_naive_expires_at_is_read_as_utc(db):
     now = timezone.now()
     naive = (now + timedelta(hours=1)).replace(tzinfo=None)
     assert SharingPolicy.current().resolve_expires_at(now=now, expires_at=naive) == now + timedelta(hours=1)
+
+
+def test_a_deadline_that_passes_while_waiting_for_the_lock_is_refused(alice, make_file):
+    stored = make_file(alice)
+    with pytest.raises(ValidationError) as error:
+        Share.create_for(file=stored, expires_at=timezone.now() - timedelta(microseconds=1))
+    assert "expires_at" in error.value.message_dict
+    assert not Share.objects.exists()
+
+
+def test_a_renewal_to_a_passed_deadline_changes_nothing(share):
+    before = share.expires_at
+    assert share.set_expiry(timezone.now() - timedelta(microseconds=1)) is False
+    assert share.expires_at == before

@@ -17,19 +17,6 @@ T0 = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
 DATA = b"the shared bytes\n" * 64
 
 
-@pytest.fixture(autouse=True)
-def no_server_errors(monkeypatch):
-    """Fail any test in which a request is answered with a 500."""
-    original = Client.request
-
-    def request(self, **kwargs):
-        response = original(self, **kwargs)
-        assert response.status_code != 500, (kwargs.get("PATH_INFO"), response.status_code)
-        return response
-
-    monkeypatch.setattr(Client, "request", request)
-
-
 @pytest.fixture
 def client():
     """An anonymous browser that enforces CSRF like a real one."""
