@@ -3,8 +3,13 @@
 Healthchecks' sendalerts loop, adapted: step functions return True when they
 did work; a stop request only sets an Event, and the loop finishes the batch
 in hand before it returns. Waiting is Event.wait(timeout) until the next
-deadline (measured overshoot p99 ~0.3 ms), never a busy 1 ms loop, and a stop
-request wakes it at once.
+deadline (measured overshoot p99 ~0.3 ms), never a busy 1 ms loop; a stop
+request or a watcher's notice wakes it at once.
+
+With a lease (SQLite: one daemon works, the others stand by), the lease is
+kept between steps: renewed every ttl/3 while held, looked at about once a
+second while standing by. Losing it empties the scheduler; taking it starts
+afresh with a catch-up, so nothing depends on what a stand-by remembered.
 """
 
 import logging
@@ -19,6 +24,8 @@ logger = logging.getLogger("expiry")
 MAX_BACKOFF = 2.0
 # Upper bound on one wait, so a stepped wall clock is noticed within a minute.
 MAX_WAIT = 60.0
+# How often a stand-by looks whether the lease has lapsed.
+STANDBY_POLL = 1.0
 
 
 def backoff_delay(failures: int) -> float:
@@ -26,34 +33,58 @@ def backoff_delay(failures: int) -> float:
 
 
 class ExpiryDaemon(threading.Thread):
-    def __init__(self, scheduler, *, using: str = "default"):
+    def __init__(self, scheduler, *, lease=None, using: str = "default"):
         super().__init__(name="runexpiry", daemon=True)
         self.scheduler = scheduler
+        self.lease = lease
         self.using = using
         self.stop_requested = threading.Event()
+        self.wake = threading.Event()
+        # Expiring (True) or standing by (False); None until the lease is first looked at.
+        self.leading: bool | None = True if lease is None else None
         self.failures = 0  # consecutive failed steps
         self.errors = 0  # failed steps in all
 
     def stop(self) -> None:
         self.stop_requested.set()
+        self.wake.set()
 
     def run(self) -> None:
+        watcher = self.scheduler.watcher
         try:
+            if self.leading and watcher is not None:
+                watcher.start(self.wake)
             self.run_until_stopped()
         finally:
+            if watcher is not None:
+                watcher.stop()
+            if self.lease is not None:
+                self.release_lease()
             connections[self.using].close()
 
     def run_until_stopped(self) -> None:
         while not self.stop_requested.is_set():
+            if not self.has_lease():
+                self.wait(STANDBY_POLL)
+                continue
             if self.run_due_steps():
-                self.stop_requested.wait(min(self.scheduler.seconds_until_next(), MAX_WAIT))
+                timeout = min(self.scheduler.seconds_until_next(), MAX_WAIT)
             else:
-                self.stop_requested.wait(backoff_delay(self.failures))
+                timeout = backoff_delay(self.failures)
+            if self.lease is not None:
+                timeout = min(timeout, self.lease.seconds_until_renewal())
+            self.wait(timeout)
+
+    def wait(self, timeout: float) -> None:
+        # Cleared after waking: a notice arriving while the steps run sets it
+        # again, so the next wait returns at once and nothing is missed.
+        self.wake.wait(timeout)
+        self.wake.clear()
 
     def run_due_steps(self) -> bool:
         """Run steps until none has work; return False if one failed."""
         try:
-            while not self.stop_requested.is_set() and self.scheduler.step():
+            while not self.stop_requested.is_set() and self.has_lease() and self.scheduler.step():
                 pass
         except Exception:
             self.failures += 1
@@ -69,3 +100,53 @@ class ExpiryDaemon(threading.Thread):
             return False
         self.failures = 0
         return True
+
+    # --- the lease ---------------------------------------------------------------
+
+    def has_lease(self) -> bool:
+        """Keep the lease if there is one; return whether this daemon may expire."""
+        lease = self.lease
+        if lease is None:
+            return True
+        try:
+            holding = lease.keep()
+        except Exception:
+            logger.warning("could not renew or take the lease", exc_info=True)
+            connections[self.using].close()
+            holding = lease.held  # still ours until it would lapse
+        if holding != self.leading:
+            self.change_role(holding)
+        return holding
+
+    def change_role(self, leading: bool) -> None:
+        was_leading, self.leading = self.leading, leading
+        self.scheduler.reset()
+        watcher = self.scheduler.watcher
+        if leading:
+            logger.info("lease %s acquired as %s: expiring shares", self.lease.name, self.lease.owner)
+            if watcher is not None:
+                watcher.start(self.wake)
+            return
+        if watcher is not None:
+            watcher.stop()
+        try:
+            current = self.lease.holder()
+        except Exception:
+            current = None
+        holder = f"held by {current[0]}" if current else "not held"
+        logger.log(
+            logging.WARNING if was_leading else logging.INFO,
+            "%sstanding by: lease %s %s; looking again every %.0f s",
+            "lost the lease, " if was_leading else "",
+            self.lease.name,
+            holder,
+            STANDBY_POLL,
+        )
+
+    def release_lease(self) -> None:
+        try:
+            if self.leading:
+                self.lease.release()
+                logger.info("lease %s released", self.lease.name)
+        except Exception:
+            logger.warning("could not release the lease; it lapses by itself", exc_info=True)

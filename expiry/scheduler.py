@@ -13,8 +13,16 @@ does differently:
   again; one whose deadline changed is pushed anew and its old entry is
   dropped when popped (lazy deletion: heapq cannot remove from the middle).
 - Shares written by other processes after a refresh are picked up through a
-  watcher (SQLite data_version, PostgreSQL NOTIFY) and an indexed read of
-  the rows written since the last look.
+  watcher: SQLite's data_version or a polling fallback say "something
+  changed" and the rows written since the last look are read through an
+  index; PostgreSQL NOTIFY payloads (id and deadline) are scheduled as they
+  are. A notice never moves an entry later: the earlier one is re-validated
+  when it falls due, so notices arriving out of order cannot make a share late.
+- A due share the UPDATE skipped because another daemon holds its row lock
+  (PostgreSQL) is looked at again RECHECK_DELAY later, not at once: the other
+  daemon is expiring it, and retrying at once would spin.
+- One step does one bounded piece of work (a batch), so the daemon can renew
+  its lease, and stop, between batches of a large burst.
 - The scheduler never sleeps. It takes its clock as an argument and says how
   long until it next has work (`seconds_until_next`), so its logic is tested
   with a fake clock, and the daemon thread decides how to wait.
@@ -39,6 +47,11 @@ WINDOW_OVERLAP = 1.0
 # writes commit in `updated_at` order (taken under BEGIN IMMEDIATE), so this
 # only guards against small clock steps and writers outside a transaction.
 PICKUP_OVERLAP = 0.2
+# A due share whose row another transaction holds is looked at again this much
+# later: long enough not to spin while another daemon commits its batch (a
+# 5000-row batch takes ~50 ms), short enough to matter little if the holder
+# was a web request that then left the share due.
+RECHECK_DELAY = 0.1
 
 
 def refresh_interval_for(default_lifetime: timedelta) -> float:
@@ -86,6 +99,20 @@ class ExpiryScheduler:
         self.window_end = float("-inf")  # shares due before this are scheduled
         self.next_pickup = float("-inf")
         self._watermark: float | None = None  # latest write time seen by pick-up
+        # Shares scheduled for a re-check after a skipped claim: their real deadline.
+        self._real_deadline: dict[int, float] = {}
+
+    def reset(self) -> None:
+        """Forget everything scheduled; the next step catches up afresh
+        (after this daemon lost, then regained, its lease)."""
+        self._heap.clear()
+        self._scheduled.clear()
+        self._real_deadline.clear()
+        self.caught_up = False
+        self.next_refresh = self.window_end = self.next_pickup = float("-inf")
+        self._watermark = None
+        if self.watcher is not None:
+            self.watcher.take_notices()
 
     # --- state ---------------------------------------------------------------
 
@@ -102,6 +129,7 @@ class ExpiryScheduler:
         A deadline at or past the window's end is not kept: the refresh that
         covers it will load it, so any earlier entry for the share is stale.
         """
+        self._real_deadline.pop(share_id, None)
         if expires_at >= self.window_end:
             self._scheduled.pop(share_id, None)
             return False
@@ -111,12 +139,24 @@ class ExpiryScheduler:
         heapq.heappush(self._heap, (expires_at, share_id))
         return True
 
+    def notice(self, share_id: int, expires_at: float) -> bool:
+        """Schedule a share another process announced; never later than an
+        entry it already has (the earlier entry is re-validated by the
+        database when it falls due and then follows the real deadline)."""
+        current = self._scheduled.get(share_id)
+        if current is not None and current <= expires_at:
+            return False
+        return self.schedule(share_id, expires_at)
+
     def seconds_until_next(self) -> float:
-        """How long the caller may wait before `step` has work again."""
+        """How long the caller may wait before `step` has work again (or a
+        watcher wakes it earlier)."""
         deadline = self.next_refresh
         if self._heap:
             deadline = min(deadline, self._heap[0][0])
         if self.watcher is not None:
+            if self.watcher.wants_pickup:
+                return 0.0
             deadline = min(deadline, self.next_pickup)
         return max(0.0, deadline - self.clock())
 
@@ -129,18 +169,25 @@ class ExpiryScheduler:
         delay a share that is already due.
         """
         if not self.caught_up:
-            self.catch_up()
+            self.catch_up_batch()
             return True
         now = self.clock()
         if self._heap and self._heap[0][0] <= now:
-            self.expire_due(now)
+            self.expire_due(now, limit=self.batch_size)
             return True
+        watcher = self.watcher
+        if watcher is not None:
+            notices = watcher.take_notices()
+            if notices:
+                pushed = sum(self.notice(share_id, expires_at) for share_id, expires_at in notices)
+                self.stats.pickups += pushed
+                return True
         if now >= self.next_refresh:
             self.refresh(now)
             return True
-        if self.watcher is not None and now >= self.next_pickup:
-            self.next_pickup = now + self.pickup_interval
-            if self.watcher.changed():
+        if watcher is not None and (now >= self.next_pickup or watcher.wants_pickup):
+            self.next_pickup = now + watcher.pickup_interval(self.pickup_interval)
+            if watcher.changed():
                 self.pick_up()
             return True
         return False
@@ -148,18 +195,25 @@ class ExpiryScheduler:
     def catch_up(self) -> int:
         """Expire everything already overdue (after downtime), straight from
         the database in batches, without loading it into the heap."""
-        total = 0
-        while True:
-            now = self.clock()
-            share_ids = self.store.overdue_ids(now, self.batch_size)
-            if not share_ids:
-                break
-            total += len(self.store.expire(sorted(share_ids), now))
-        self.stats.caught_up += total
-        self.caught_up = True
-        if total:
-            logger.info("caught up: expired %d overdue shares", total)
-        return total
+        before = self.stats.caught_up
+        self.caught_up = False
+        while not self.caught_up:
+            self.catch_up_batch()
+        return self.stats.caught_up - before
+
+    def catch_up_batch(self) -> int:
+        """Expire one batch of overdue shares; a short batch ends the catch-up.
+
+        On PostgreSQL rows other daemons hold are skipped: a batch cut short
+        by them also ends it, and the window's refresh schedules what is left.
+        """
+        expired = self.store.expire_overdue(self.clock(), self.batch_size)
+        self.stats.caught_up += len(expired)
+        if expired:
+            logger.info("caught up: expired %d overdue shares", len(expired))
+        if len(expired) < self.batch_size:
+            self.caught_up = True
+        return len(expired)
 
     def refresh(self, now: float) -> int:
         """Load the active shares that expire before the next refresh."""
@@ -194,25 +248,27 @@ class ExpiryScheduler:
             logger.debug("picked up %d new or renewed shares", pushed)
         return pushed
 
-    def pop_due(self, now: float) -> list[tuple[float, int]]:
-        """Pop every live entry due at `now`, dropping stale ones."""
+    def pop_due(self, now: float, limit: int | None = None) -> list[tuple[float, int]]:
+        """Pop the live entries due at `now` (at most `limit`), dropping stale ones."""
         due = []
         heap, scheduled = self._heap, self._scheduled
-        while heap and heap[0][0] <= now:
+        while heap and heap[0][0] <= now and (limit is None or len(due) < limit):
             expires_at, share_id = heapq.heappop(heap)
             if scheduled.get(share_id) == expires_at:
                 del scheduled[share_id]
                 due.append((expires_at, share_id))
         return due
 
-    def expire_due(self, now: float) -> int:
-        """Expire every due share, re-validated by the database in batches.
+    def expire_due(self, now: float, limit: int | None = None) -> int:
+        """Expire the due shares (at most `limit`), re-validated by the
+        database in batches.
 
         If the database fails half-way, the entries not yet done go back on
         the heap before the error propagates, so no share is lost.
         """
-        due = self.pop_due(now)
-        deadline_of = {share_id: expires_at for expires_at, share_id in due}
+        due = self.pop_due(now, limit)
+        # Lateness counts from the real deadline, not from a re-check time.
+        deadline_of = {share_id: self._real_deadline.pop(share_id, expires_at) for expires_at, share_id in due}
         pending = sorted(deadline_of)  # sorted ids: a B-tree walk, ~3x faster than random
         expired_total = 0
         try:
@@ -224,7 +280,7 @@ class ExpiryScheduler:
                 expired_total += len(expired)
                 self._record_batch(expired, deadline_of, stamp)
                 if len(expired) < len(batch):
-                    self._reschedule_survivors(set(batch).difference(expired))
+                    self._reschedule_survivors(set(batch).difference(expired), stamp)
         except BaseException:
             for share_id in pending:
                 if share_id not in self._scheduled:
@@ -245,11 +301,17 @@ class ExpiryScheduler:
             return len(self._heap)
         return sum(self.schedule(d.share_id, d.expires_at) for d in deadlines)
 
-    def _reschedule_survivors(self, share_ids: set[int]) -> None:
+    def _reschedule_survivors(self, share_ids: set[int], stamp: float) -> None:
         """Shares the UPDATE left alone were renewed, unshared or deleted
-        meanwhile; those still active are scheduled for their new deadline."""
+        meanwhile (those still active are scheduled for their new deadline),
+        or, still due, skipped because another transaction held their row:
+        those are looked at again RECHECK_DELAY later."""
         for d in self.store.current_deadlines(sorted(share_ids)):
-            self.schedule(d.share_id, d.expires_at)
+            if d.expires_at <= stamp:
+                if self.schedule(d.share_id, stamp + RECHECK_DELAY):
+                    self._real_deadline[d.share_id] = d.expires_at
+            else:
+                self.schedule(d.share_id, d.expires_at)
 
     def _record_batch(self, expired: list[int], deadline_of: dict[int, float], stamp: float) -> None:
         if not expired:

@@ -5,8 +5,11 @@ import time
 
 from django.conf import settings
 from django.core.management.base import BaseCommand
+from django.db import connection
 
 from expiry.daemon import ExpiryDaemon
+from expiry.idlog import ExpiredIdLog
+from expiry.lease import LeaseKeeper
 from expiry.scheduler import ExpiryScheduler
 from expiry.store import ShareStore
 from expiry.watchers import watcher_for
@@ -30,8 +33,11 @@ class Command(BaseCommand):
     help = (
         "Run the expiry daemon: a background thread that keeps the active shares "
         "expiring before its next refresh in a heap and expires each one within "
-        "about a millisecond of its deadline. Stop it with SIGTERM or Ctrl-C: it "
-        "finishes the batch in hand and exits 0."
+        "about a millisecond of its deadline. Several may run at once: on PostgreSQL "
+        "they all work (rows claimed with SKIP LOCKED, new shares announced by NOTIFY); "
+        "on SQLite one holds a lease and the others stand by, taking over within about "
+        "--lease-ttl seconds if it dies. Stop it with SIGTERM or Ctrl-C: it finishes the "
+        "batch in hand, releases its lease and exits 0."
     )
 
     def add_arguments(self, parser):
@@ -59,12 +65,46 @@ class Command(BaseCommand):
             help=(
                 "Seconds between checks for shares that other processes created or renewed "
                 "since the last refresh; the longest a share created with a deadline sooner "
-                "than this can be late. Default: EXPIRY_PICKUP_INTERVAL (%(default)s)."
+                "than this can be late. On PostgreSQL it applies only while the LISTEN "
+                "connection is down. Default: EXPIRY_PICKUP_INTERVAL (%(default)s)."
             ),
         )
+        parser.add_argument(
+            "--lease",
+            choices=["auto", "on", "off"],
+            default="auto",
+            help=(
+                "Whether daemons take turns through a lease (one expires, the others stand by). "
+                "auto (default): on for SQLite, off for PostgreSQL, where all daemons work at once."
+            ),
+        )
+        parser.add_argument(
+            "--lease-ttl",
+            type=positive_seconds,
+            metavar="SECONDS",
+            default=settings.EXPIRY_LEASE_TTL,
+            help=(
+                "How long the lease lasts unless renewed (every third of it). A stand-by takes "
+                "over from a crashed holder within about this plus one second. "
+                "Default: EXPIRY_LEASE_TTL (%(default)s)."
+            ),
+        )
+        parser.add_argument(
+            "--log-expired-ids",
+            metavar="PATH",
+            help="Append '<id> <ended_at epoch>' for every share this daemon expires to PATH (for audits).",
+        )
 
-    def handle(self, *args, once=False, refresh_interval=None, pickup_interval=0.05, verbosity=1, **options):
+    def handle(self, *args, once=False, verbosity=1, **options):
         logger.setLevel(VERBOSITY_LEVELS.get(verbosity, logging.INFO))
+        id_log = ExpiredIdLog(options["log_expired_ids"]).connect() if options["log_expired_ids"] else None
+        try:
+            self.run(once=once, **options)
+        finally:
+            if id_log is not None:
+                id_log.close()
+
+    def run(self, *, once, refresh_interval, pickup_interval, lease, lease_ttl, **options):
         scheduler = ExpiryScheduler(
             ShareStore(),
             refresh_interval=refresh_interval,
@@ -76,11 +116,18 @@ class Command(BaseCommand):
             self.stdout.write(f"Expired {expired} shares.")
             return
 
-        daemon = ExpiryDaemon(scheduler)
+        use_lease = lease == "on" or (lease == "auto" and connection.vendor == "sqlite")
+        keeper = LeaseKeeper(ttl=lease_ttl) if use_lease else None
+        daemon = ExpiryDaemon(scheduler, lease=keeper)
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, lambda *_: daemon.stop())
         started = time.monotonic()
-        logger.info("runexpiry started (pick-up every %.3f s)", pickup_interval)
+        logger.info(
+            "runexpiry started on %s (%s, pick-up every %.3f s)",
+            connection.vendor,
+            f"lease ttl {lease_ttl:g} s" if keeper else "no lease",
+            pickup_interval,
+        )
         daemon.start()
         # Signals reach only the main thread, so it waits here and relays them.
         while daemon.is_alive():

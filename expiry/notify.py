@@ -1,0 +1,50 @@
+"""PostgreSQL NOTIFY: tell the expiry daemons about new and renewed shares.
+
+share_schedule_changed is sent after the write has committed, so the NOTIFY
+is its own tiny autocommit statement and never lengthens a hot write
+transaction (a NOTIFY inside one halves its throughput, see shared
+EXPIRY.md). Every daemon LISTENs on CHANNEL (expiry.watchers.NotifyWatcher).
+
+Notifications are an optimisation, not the source of truth: one lost (the
+daemon was reconnecting, or the NOTIFY failed) is caught by the daemon's
+pick-up read of rows written since its last look, and a link is never served
+after its deadline whatever the daemon knows (access-time check).
+"""
+
+import logging
+
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
+from django.dispatch import receiver
+
+from sharing.signals import share_schedule_changed
+
+logger = logging.getLogger("expiry")
+
+# Channels are per database, so test runs on separate databases never mix.
+CHANNEL = "microcloud_share_schedule"
+
+
+def payload_for(share_id: int, expires_at: float) -> str:
+    # repr() of a float round-trips exactly, so the daemon's deadline equals
+    # the one it would read from the row.
+    return f"{share_id}:{expires_at!r}"
+
+
+def parse_payload(payload: str) -> tuple[int, float]:
+    """Return (share_id, expires_at) from a payload; raise ValueError if malformed."""
+    share_id, _, expires_at = payload.partition(":")
+    return int(share_id), float(expires_at)
+
+
+@receiver(share_schedule_changed, dispatch_uid="expiry.notify")
+def notify_daemons(sender, share_id, expires_at, using=DEFAULT_DB_ALIAS, **kwargs):
+    connection = connections[using]
+    if connection.vendor != "postgresql":
+        return
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_notify(%s, %s)", [CHANNEL, payload_for(share_id, expires_at.timestamp())])
+    except DatabaseError:
+        # The write has committed; failing the request now would only make
+        # the client retry a success. The daemons' pick-up read finds it.
+        logger.warning("NOTIFY for share %s failed", share_id, exc_info=True)
