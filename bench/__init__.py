@@ -1,0 +1,8 @@
+"""Benchmark of share-expiry engines: `python -m bench` (see docs/benchmarks.md).
+
+Three engines run as separate processes against the same freshly built
+SQLite database per scenario: our `runexpiry` daemon, the reference
+"seed-style loop" from shared EXPIRY.md, and a periodic sweep as cron jobs do.
+Every engine stamps `ended_at` when it expires a share, so lateness is read
+back from the database, the same way for all three.
+"""

@@ -1,0 +1,111 @@
+"""The benchmark runs end to end at smoke sizes and reports sane figures.
+
+This checks that `python -m bench` works (real daemon, reference loop and
+sweep as processes, every scenario, JSON written), not how fast anything is:
+timing targets are judged on full-size runs (docs/benchmarks.md).
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+ENGINES = ("daemon", "seed_loop", "sweep")
+PER_ENGINE = ("spread", "burst", "idle", "pickup")
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bench") / "smoke.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "--smoke", "--json", str(out)],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "OUR DAEMON'S TARGETS" in done.stdout
+    return json.loads(out.read_text())
+
+
+def test_every_engine_ran_every_scenario(report):
+    scenarios = report["scenarios"]
+    assert set(scenarios) == {*PER_ENGINE, "refresh"}
+    for name in PER_ENGINE:
+        assert set(scenarios[name]) == set(ENGINES), name
+        for engine, result in scenarios[name].items():
+            assert "error" not in result, (name, engine, result.get("error"))
+
+
+@pytest.mark.parametrize("scenario", ["spread", "burst"])
+def test_all_preloaded_shares_expired_with_non_negative_lateness(report, scenario):
+    size = report["sizes"][f"{scenario}_shares"]
+    for engine, result in report["scenarios"][scenario].items():
+        assert result["shares"] == size, engine
+        assert result["expired"] == size, engine
+        assert result["not_expired"] == 0, engine
+        assert result["negative_lateness"] == 0, engine
+        lateness = result["lateness"]
+        assert lateness["n"] == size, engine
+        assert 0 <= lateness["min_ms"] <= lateness["p50_ms"] <= lateness["p99_ms"] <= lateness["max_ms"], engine
+        assert result["exit_code"] == 0, engine
+
+
+def test_burst_drain_figures(report):
+    for engine, result in report["scenarios"]["burst"].items():
+        assert result["drained"], engine
+        assert result["drain_s"] >= 0, engine
+        assert result["observed_drain_s"] >= 0, engine
+        assert result["rows_per_s"] > 0, engine
+
+
+def test_spread_cpu_was_measured(report):
+    for engine, result in report["scenarios"]["spread"].items():
+        assert result["cpu_s"] >= 0, engine
+        assert result["cpu_run_s"] > 0, engine
+
+
+def test_pickup_counts_match(report):
+    size = report["sizes"]["pickup_shares"]
+    for engine, result in report["scenarios"]["pickup"].items():
+        assert result["shares"] == size, engine
+        assert result["expired"] + result["not_expired"] == size, engine
+        assert result["negative_lateness"] == 0, engine
+        assert 0 <= result["late_over_10ms"] <= result["expired"], engine
+    # Our daemon picks up shares written after its refresh; the reference
+    # loop, whose next refresh is a day away, never sees them.
+    assert report["scenarios"]["pickup"]["daemon"]["expired"] == size
+    assert report["scenarios"]["pickup"]["seed_loop"]["expired"] == 0
+
+
+def test_idle_figures_are_plausible(report):
+    for engine, result in report["scenarios"]["idle"].items():
+        for table in ("big", "small"):
+            figures = result[table]
+            assert figures["cpu_percent"] >= 0, engine
+            assert figures["wakeups_per_s"] >= 0, engine
+            assert figures["rss_mb"] > 1, engine
+    # The reference loop's 1 ms sleep wakes it hundreds of times a second.
+    assert report["scenarios"]["idle"]["seed_loop"]["big"]["wakeups_per_s"] > 100
+
+
+def test_refresh_query_found_and_planned(report):
+    refresh = report["scenarios"]["refresh"]
+    assert refresh["window_rows"] == report["sizes"]["refresh_window"]
+    assert refresh["probe_rows"] == refresh["window_rows"]
+    assert refresh["query_ms_median"] > 0
+    assert refresh["plan"]
+    assert refresh["uses_index"]
+
+
+def test_report_has_machine_floor_ratios_and_targets(report):
+    assert report["floor_event_wait_1ms"]["n"] == report["sizes"]["floor_waits"]
+    assert set(report["startup_s"]) == set(ENGINES)
+    assert set(report["ratios_ours_over_theirs"]) == {"seed_loop", "sweep"}
+    assert report["targets"]
+    assert all(isinstance(t["met"], bool) for t in report["targets"])
+    assert report["meta"]["preset"] == "smoke"
