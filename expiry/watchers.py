@@ -93,8 +93,16 @@ class NotifyWatcher(Watcher):
     written while nobody listened.
     """
 
-    def __init__(self, using: str = "default", *, channel: str = CHANNEL, safety_interval: float = 2.0):
+    def __init__(
+        self,
+        using: str = "default",
+        *,
+        channel: str = CHANNEL,
+        safety_interval: float = 2.0,
+        conninfo: str | None = None,
+    ):
         self.using = using
+        self.conninfo = conninfo  # default: the database behind `using`
         self.channel = channel
         self.safety_interval = safety_interval
         self.queue: queue.Queue = queue.Queue()
@@ -104,7 +112,8 @@ class NotifyWatcher(Watcher):
 
     def start(self, wake: threading.Event) -> None:
         if self.listener is None:
-            self.listener = NotifyListener(conninfo_for(self.using), self.channel, self.queue, wake)
+            conninfo = self.conninfo or conninfo_for(self.using)
+            self.listener = NotifyListener(conninfo, self.channel, self.queue, wake)
             self.listener.start()
 
     def stop(self) -> None:
@@ -167,7 +176,8 @@ class NotifyListener(threading.Thread):
         self.notices = notices
         self.wake = wake
         self.stopping = threading.Event()
-        self.failures = 0
+        self.failures = 0  # in a row
+        self.connections = 0  # successful LISTENs in all
 
     def stop(self) -> None:
         self.stopping.set()
@@ -192,6 +202,7 @@ class NotifyListener(threading.Thread):
         with psycopg.connect(self.conninfo, autocommit=True) as conn:
             conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self.channel)))
             self.failures = 0
+            self.connections += 1
             logger.info("listening for schedule changes on %s", self.channel)
             self.push(UP)
             while not self.stopping.is_set():

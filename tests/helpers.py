@@ -1,8 +1,11 @@
 """Helpers for tests that start the project's own processes."""
 
 import os
+import signal
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from django.db import connection
@@ -29,16 +32,22 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def start_manage(*args: str, **env: str) -> subprocess.Popen:
-    """Start `manage.py <args>` against the test database."""
-    return subprocess.Popen(
-        [sys.executable, "manage.py", *args],
-        cwd=REPO_ROOT,
-        env=subprocess_env(**env),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+def start_manage(*args: str, output: Path | None = None, **env: str) -> subprocess.Popen:
+    """Start `manage.py <args>` against the test database.
+
+    Output goes to pipes, or with `output` to that file (stderr merged): a
+    long-running process that logs a lot must not fill a pipe nobody reads.
+    """
+    return start([sys.executable, "manage.py", *args], output=output, **env)
+
+
+def start(command: list[str], *, output: Path | None = None, **env: str) -> subprocess.Popen:
+    environment = subprocess_env(**env)
+    if output is None:
+        pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+        return subprocess.Popen(command, cwd=REPO_ROOT, env=environment, text=True, **pipes)
+    with open(output, "ab") as sink:  # the child keeps its own descriptor
+        return subprocess.Popen(command, cwd=REPO_ROOT, env=environment, stdout=sink, stderr=subprocess.STDOUT)
 
 
 def stop(process: subprocess.Popen, timeout: float = 10) -> tuple[str, str]:
@@ -50,3 +59,62 @@ def stop(process: subprocess.Popen, timeout: float = 10) -> tuple[str, str]:
     except subprocess.TimeoutExpired:
         process.kill()
         return process.communicate()
+
+
+def kill(process: subprocess.Popen) -> None:
+    """SIGKILL `process` (no clean-up runs in it) and reap it."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGKILL)
+    process.wait(10)
+
+
+def wait_until(predicate, timeout: float, interval: float = 0.02) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return predicate()
+
+
+def wait_for_text(path: Path, text: str, timeout: float, *, process: subprocess.Popen | None = None) -> float:
+    """Wait until the file at `path` contains `text`; return when (time.time()).
+
+    Fail at once, with the file's content, if `process` exits first.
+    """
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        content = path.read_text(errors="replace") if path.exists() else ""
+        if text in content:
+            return time.time()
+        if process is not None and process.poll() is not None:
+            raise AssertionError(f"process exited ({process.returncode}) before {text!r}:\n{content}")
+        time.sleep(0.01)
+    raise AssertionError(f"{text!r} not seen in {path} within {timeout} s:\n{path.read_text(errors='replace')}")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_web(port: int, output: Path, *, workers: int = 2, threads: int = 4, **env: str) -> subprocess.Popen:
+    """Start gunicorn (as deployed, see docs/deployment.md) on 127.0.0.1:`port`."""
+    gunicorn = str(Path(sys.executable).with_name("gunicorn"))
+    command = [gunicorn, "microcloud.wsgi:application", "--bind", f"127.0.0.1:{port}"]
+    command += ["--workers", str(workers), "--threads", str(threads), "--graceful-timeout", "3"]
+    return start(command, output=output, DEBUG="false", **env)
+
+
+def wait_for_port(port: int, timeout: float, process: subprocess.Popen | None = None) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            raise AssertionError(f"server exited ({process.returncode}) before listening on {port}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise AssertionError(f"nothing listening on {port} after {timeout} s")

@@ -1,0 +1,239 @@
+"""The lease that lets one of several daemons expire while the others stand by.
+
+Real database, real connections (threads) and a fake clock where time matters.
+"""
+
+import threading
+import time
+from datetime import timedelta
+
+import pytest
+from django.db import connection, connections
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from expiry.daemon import ExpiryDaemon
+from expiry.lease import LeaseKeeper
+from expiry.models import Lease
+from expiry.scheduler import ExpiryScheduler
+from expiry.store import ShareStore, to_datetime
+from expiry.watchers import watcher_for
+from sharing.models import Share
+from tests.helpers import wait_until
+
+
+class FakeClock:
+    def __init__(self, now: float = 1_800_000_000.0):
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def tick(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def clock():
+    return FakeClock()
+
+
+def keeper(clock, owner: str, ttl: float = 5.0) -> LeaseKeeper:
+    return LeaseKeeper(ttl=ttl, owner=owner, clock=clock)
+
+
+@pytest.mark.django_db
+def test_the_first_daemon_takes_the_lease_and_the_second_stands_by(clock):
+    alpha, beta = keeper(clock, "alpha"), keeper(clock, "beta")
+    assert alpha.keep()
+    assert not beta.keep()
+    assert Lease.objects.get(name="runexpiry").owner == "alpha"
+    assert beta.holder() == ("alpha", clock() + 5.0)
+
+
+@pytest.mark.django_db
+def test_a_lease_not_renewed_lapses_and_a_stand_by_takes_it(clock):
+    alpha, beta = keeper(clock, "alpha"), keeper(clock, "beta")
+    alpha.keep()
+    clock.tick(4.9)
+    assert not beta.keep()
+    clock.tick(0.1)  # alpha crashed: nobody renewed
+    assert beta.keep()
+    assert Lease.objects.get(name="runexpiry").owner == "beta"
+
+
+@pytest.mark.django_db
+def test_the_holder_renews_every_third_of_the_ttl_and_keeps_it(clock):
+    alpha, beta = keeper(clock, "alpha"), keeper(clock, "beta")
+    alpha.keep()
+    for _ in range(10):
+        clock.tick(5.0 / 3)
+        assert alpha.keep()
+        assert not beta.keep()
+    assert Lease.objects.get(name="runexpiry").expires_at == to_datetime(clock() + 5.0)
+
+
+@pytest.mark.django_db
+def test_keeping_a_lease_not_due_for_renewal_costs_no_query(clock):
+    alpha = keeper(clock, "alpha")
+    alpha.keep()
+    clock.tick(1.0)
+    with CaptureQueriesContext(connection) as queries:
+        assert alpha.keep()
+    assert len(queries) == 0
+
+
+@pytest.mark.django_db
+def test_a_stand_by_only_reads_while_the_lease_is_held(clock):
+    keeper(clock, "alpha").keep()
+    beta = keeper(clock, "beta")
+    with CaptureQueriesContext(connection) as queries:
+        assert not beta.keep()
+    assert [q["sql"].split()[0] for q in queries.captured_queries] == ["SELECT"]
+
+
+@pytest.mark.django_db
+def test_a_holder_whose_lease_was_taken_loses_it_at_its_next_renewal(clock):
+    alpha, beta = keeper(clock, "alpha"), keeper(clock, "beta")
+    alpha.keep()
+    clock.tick(6)  # alpha stalled past its ttl; beta took over
+    assert beta.keep()
+    assert not alpha.held
+    assert not alpha.keep()
+    assert Lease.objects.get(name="runexpiry").owner == "beta"
+
+
+@pytest.mark.django_db
+def test_the_holder_stops_counting_on_its_lease_before_anyone_else_could_take_it(clock):
+    alpha = keeper(clock, "alpha", ttl=5.0)
+    alpha.keep()
+    clock.tick(3.99)
+    assert alpha.held
+    clock.tick(0.02)  # 1 s of margin before the lease lapses in the database
+    assert not alpha.held
+
+
+@pytest.mark.django_db
+def test_release_lets_a_stand_by_take_over_at_once(clock):
+    alpha, beta = keeper(clock, "alpha"), keeper(clock, "beta")
+    alpha.keep()
+    alpha.release()
+    assert not alpha.held
+    assert beta.keep()
+
+
+@pytest.mark.django_db
+def test_release_by_a_former_holder_does_not_touch_the_new_holders_lease(clock):
+    alpha, beta = keeper(clock, "alpha"), keeper(clock, "beta")
+    alpha.keep()
+    clock.tick(6)
+    beta.keep()
+    alpha.release()
+    assert Lease.objects.get(name="runexpiry").expires_at == to_datetime(clock() + 5.0)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_of_many_daemons_racing_for_a_lapsed_lease_exactly_one_wins():
+    Lease.objects.create(name="runexpiry", owner="crashed", expires_at=timezone.now() - timedelta(seconds=1))
+    contenders = 8
+    barrier = threading.Barrier(contenders)
+    won = []
+
+    def contend(n: int) -> None:
+        try:
+            lease = LeaseKeeper(owner=f"daemon-{n}")
+            barrier.wait(5)
+            if lease.keep():
+                won.append(lease.owner)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=contend, args=(n,)) for n in range(contenders)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert len(won) == 1
+    assert Lease.objects.get(name="runexpiry").owner == won[0]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_of_many_daemons_racing_for_a_lease_nobody_created_yet_exactly_one_wins():
+    contenders = 6
+    barrier = threading.Barrier(contenders)
+    won = []
+
+    def contend(n: int) -> None:
+        try:
+            lease = LeaseKeeper(owner=f"daemon-{n}")
+            barrier.wait(5)
+            if lease.keep():
+                won.append(lease.owner)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=contend, args=(n,)) for n in range(contenders)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert len(won) == 1
+    assert Lease.objects.count() == 1
+
+
+# --- the daemon thread with a lease ----------------------------------------------
+
+
+@pytest.fixture
+def shared_file(alice, make_file):
+    return make_file(alice)
+
+
+def lease_daemon(ttl: float, owner: str) -> ExpiryDaemon:
+    scheduler = ExpiryScheduler(ShareStore(), refresh_interval=3600, watcher=watcher_for(), pickup_interval=0.05)
+    return ExpiryDaemon(scheduler, lease=LeaseKeeper(ttl=ttl, owner=owner))
+
+
+def status_of(share: Share) -> str:
+    share.refresh_from_db()
+    return share.status
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_holder_that_cannot_renew_stops_expiring_and_stands_by_until_the_lease_is_free(shared_file):
+    daemon = lease_daemon(ttl=1.5, owner="holder")
+    try:
+        daemon.start()
+        assert wait_until(lambda: daemon.leading, 5)
+        # Another daemon takes the lease (as after this one stalled past its ttl).
+        Lease.objects.filter(name="runexpiry").update(owner="thief", expires_at=timezone.now() + timedelta(hours=1))
+        share = Share.create_for(file=shared_file, expires_at=timezone.now() + timedelta(seconds=1.0))
+        assert wait_until(lambda: daemon.leading is False, 2)  # noticed at the next renewal (ttl/3)
+        time.sleep(max(0.0, share.expires_at.timestamp() - time.time()) + 0.5)
+        assert status_of(share) == Share.Status.ACTIVE  # not this daemon's to expire any more
+        assert len(daemon.scheduler) == 0
+
+        Lease.objects.filter(name="runexpiry").update(expires_at=timezone.now())  # the thief exits
+        assert wait_until(lambda: status_of(share) == Share.Status.EXPIRED, 5)
+        assert daemon.leading
+    finally:
+        daemon.stop()
+        daemon.join(5)
+    assert not daemon.is_alive()
+    assert Lease.objects.get(name="runexpiry").expires_at <= timezone.now()  # released on exit
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_stand_by_daemon_expires_nothing_while_another_holds_the_lease(shared_file):
+    Lease.objects.create(name="runexpiry", owner="other", expires_at=timezone.now() + timedelta(hours=1))
+    share = Share.create_for(file=shared_file, expires_at=timezone.now() + timedelta(seconds=0.3))
+    daemon = lease_daemon(ttl=5, owner="stand-by")
+    try:
+        daemon.start()
+        time.sleep(1.2)
+        assert daemon.leading is False
+        assert status_of(share) == Share.Status.ACTIVE
+    finally:
+        daemon.stop()
+        daemon.join(5)
+    assert Lease.objects.get(name="runexpiry").owner == "other"  # a stand-by releases nothing

@@ -1,0 +1,180 @@
+"""PostgreSQL: daemons learn of new and renewed shares through LISTEN/NOTIFY,
+and fall back to polling while the LISTEN connection is down."""
+
+import threading
+from datetime import timedelta
+
+import psycopg
+import pytest
+from django.db import connection, connections, transaction
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from expiry.daemon import ExpiryDaemon
+from expiry.notify import CHANNEL, parse_payload
+from expiry.scheduler import ExpiryScheduler
+from expiry.store import ShareStore
+from expiry.watchers import NotifyWatcher, conninfo_for
+from sharing.models import Share
+from tests.helpers import wait_until
+
+pytestmark = [
+    pytest.mark.postgres,
+    pytest.mark.skipif("connection.vendor != 'postgresql'", reason="needs PostgreSQL"),
+]
+
+NEVER = 3600.0  # an interval that does not come round during a test
+
+
+@pytest.fixture
+def shared_file(alice, make_file):
+    return make_file(alice)
+
+
+@pytest.fixture
+def listener():
+    with psycopg.connect(conninfo_for("default"), autocommit=True) as conn:
+        conn.execute(f"LISTEN {CHANNEL}")
+        yield conn
+
+
+def create_share(shared_file, seconds: float) -> Share:
+    return Share.create_for(file=shared_file, expires_at=timezone.now() + timedelta(seconds=seconds))
+
+
+def in_other_connection(work):
+    result = {}
+
+    def target():
+        try:
+            result["value"] = work()
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join(10)
+    return result["value"]
+
+
+def notify_daemon(**watcher_options) -> ExpiryDaemon:
+    watcher = NotifyWatcher(safety_interval=watcher_options.pop("safety_interval", NEVER), **watcher_options)
+    scheduler = ExpiryScheduler(ShareStore(), refresh_interval=NEVER, watcher=watcher, pickup_interval=NEVER)
+    return ExpiryDaemon(scheduler)
+
+
+def status_of(share: Share) -> str:
+    share.refresh_from_db()
+    return share.status
+
+
+def terminate(where: str) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            f"WHERE datname = current_database() AND pid <> pg_backend_pid() AND {where}"
+        )
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_committed_creation_and_renewal_are_announced_with_id_and_deadline(shared_file, listener):
+    share = create_share(shared_file, 60)
+    share.set_expiry(share.expires_at + timedelta(seconds=30))
+    payloads = [n.payload for n in listener.notifies(timeout=2, stop_after=2)]
+    assert [parse_payload(p) for p in payloads] == [
+        (share.pk, share.expires_at.timestamp() - 30),
+        (share.pk, share.expires_at.timestamp()),
+    ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_notify_runs_after_the_commit_never_inside_the_write_transaction(shared_file):
+    with CaptureQueriesContext(connection) as queries:
+        with transaction.atomic():
+            create_share(shared_file, 60)
+            inside = [q["sql"] for q in queries.captured_queries if "pg_notify" in q["sql"]]
+        after = [q["sql"] for q in queries.captured_queries if "pg_notify" in q["sql"]]
+    assert inside == []
+    assert len(after) == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_rolled_back_creation_is_not_announced(shared_file, listener):
+    def create_then_fail():
+        with transaction.atomic():
+            create_share(shared_file, 60)
+            raise RuntimeError("rolled back")
+
+    with pytest.raises(RuntimeError):
+        create_then_fail()
+    assert list(listener.notifies(timeout=0.3)) == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_share_created_after_the_refresh_is_expired_on_time_through_notify_alone(shared_file):
+    daemon = notify_daemon()  # no refresh, no pick-up read during the test: NOTIFY only
+    try:
+        daemon.start()
+        assert wait_until(lambda: daemon.scheduler.watcher.listening, 5)
+        share = in_other_connection(lambda: create_share(shared_file, 0.5))
+        assert wait_until(lambda: status_of(share) == Share.Status.EXPIRED, 5)
+    finally:
+        daemon.stop()
+        daemon.join(5)
+    assert share.lateness < timedelta(milliseconds=100)
+    assert daemon.scheduler.stats.pickups >= 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_without_a_listen_connection_the_daemon_polls_instead(shared_file):
+    unreachable = "host=127.0.0.1 port=1 dbname=nothing connect_timeout=2"
+    watcher = NotifyWatcher(conninfo=unreachable)
+    scheduler = ExpiryScheduler(ShareStore(), refresh_interval=NEVER, watcher=watcher, pickup_interval=0.05)
+    daemon = ExpiryDaemon(scheduler)
+    try:
+        daemon.start()
+        assert wait_until(lambda: watcher.listener is not None and watcher.listener.failures >= 1, 5)
+        share = in_other_connection(lambda: create_share(shared_file, 0.5))
+        assert wait_until(lambda: status_of(share) == Share.Status.EXPIRED, 5)
+        assert not watcher.listening
+        assert watcher.pickup_interval(0.05) == 0.05
+    finally:
+        daemon.stop()
+        daemon.join(5)
+    assert share.lateness < timedelta(milliseconds=200)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_dropped_listen_connection_is_reconnected_and_notices_flow_again(shared_file):
+    daemon = notify_daemon()
+    watcher = daemon.scheduler.watcher
+    try:
+        daemon.start()
+        assert wait_until(lambda: watcher.listening, 5)
+        assert terminate("application_name = 'runexpiry-listen'") == 1
+        assert wait_until(lambda: watcher.listener.connections == 2, 5)  # back-off 0.1 s, then LISTEN again
+        assert wait_until(lambda: watcher.listening, 2)
+        share = in_other_connection(lambda: create_share(shared_file, 0.5))
+        assert wait_until(lambda: status_of(share) == Share.Status.EXPIRED, 5)
+    finally:
+        daemon.stop()
+        daemon.join(5)
+    assert share.lateness < timedelta(milliseconds=100)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_daemon_thread_survives_its_connection_being_killed_and_still_expires(shared_file):
+    share = create_share(shared_file, 1.0)
+    daemon = notify_daemon()
+    try:
+        daemon.start()
+        assert wait_until(lambda: daemon.scheduler.scheduled_deadline(share.pk) is not None, 5)
+        assert terminate("application_name <> 'runexpiry-listen'") >= 1  # the daemon's own session
+        assert wait_until(lambda: status_of(share) == Share.Status.EXPIRED, 5)
+        assert daemon.errors >= 1
+        assert daemon.is_alive()
+    finally:
+        daemon.stop()
+        daemon.join(5)
+    assert not daemon.is_alive()
