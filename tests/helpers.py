@@ -118,3 +118,9 @@ def wait_for_port(port: int, timeout: float, process: subprocess.Popen | None = 
         except OSError:
             time.sleep(0.05)
     raise AssertionError(f"nothing listening on {port} after {timeout} s")
+
+
+def report(capsys, title: str, **figures) -> None:
+    """Print measured figures to the terminal even while pytest captures output."""
+    with capsys.disabled():
+        print(f"\n[figures] {title}: " + ", ".join(f"{name}={value}" for name, value in figures.items()), flush=True)
