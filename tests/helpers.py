@@ -6,9 +6,14 @@ import socket
 import subprocess
 import sys
 import time
+from datetime import timedelta
 from pathlib import Path
 
-from django.db import connection
+from django.db import connection, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from sharing.models import Share
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -124,3 +129,31 @@ def report(capsys, title: str, **figures) -> None:
     """Print measured figures to the terminal even while pytest captures output."""
     with capsys.disabled():
         print(f"\n[figures] {title}: " + ", ".join(f"{name}={value}" for name, value in figures.items()), flush=True)
+
+
+def bulk_shares(stored_file, offsets: list[float], start_in: float) -> list[int]:
+    """Create active shares due `start_in` + offset seconds from when they
+    are all in place (no signals, no NOTIFY); return their ids.
+
+    Inserting 50,000 rows takes several seconds on this machine, so they are
+    created far in the future, then moved to their deadlines in one UPDATE.
+    """
+    now = timezone.now()
+    parked = now + timedelta(days=1)
+    shares = (
+        Share(
+            file=stored_file,
+            owner=stored_file.owner,
+            created_at=now,
+            updated_at=now,
+            expires_at=parked + timedelta(seconds=offset),
+        )
+        for offset in offsets
+    )
+    with transaction.atomic():
+        ids = [share.pk for share in Share.objects.bulk_create(shares, batch_size=5000)]
+    # A range, not `pk IN (50,000 ids)`: some SQLite builds allow 32766 parameters.
+    Share.objects.filter(pk__range=(min(ids), max(ids)), expires_at__gte=parked).update(
+        expires_at=F("expires_at") - (parked - timezone.now()) + timedelta(seconds=start_in)
+    )
+    return ids
