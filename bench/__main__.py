@@ -66,6 +66,10 @@ def main(argv: list[str] | None = None) -> int:
         dbs.prepare()
         say(f"machine floor: {sizes.floor_waits} x Event.wait(1 ms)")
         floor_figures = floor.event_wait_overshoot(sizes.floor_waits)
+        idle_floor = None
+        if "idle" in scenarios:
+            say(f"machine floor: a bare 50 ms wait loop for {sizes.idle_seconds:g} s")
+            idle_floor = floor.wait_loop_idle(sizes.idle_seconds)
         run = Run(dbs, sizes, engines, say)
         if set(scenarios) - {"refresh"}:
             run.warm_up()
@@ -75,7 +79,9 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(workdir, ignore_errors=True)
     meta["duration_s"] = round(time.monotonic() - started, 1)
     meta["command"] = " ".join(["python -m bench", *(argv if argv is not None else sys.argv[1:])])
-    full = report.build(meta, dataclasses.asdict(sizes), floor_figures, run.startup_s, results, sizes.sweep_interval)
+    full = report.build(
+        meta, dataclasses.asdict(sizes), floor_figures, idle_floor, run.startup_s, results, sizes.sweep_interval
+    )
     full["meta"]["preset"] = "smoke" if args.smoke else "full"
     print(report.render(full))
     if args.json:

@@ -143,6 +143,7 @@ class RunningEngine:
         return self.exit_code
 
     def log_tail(self, chars: int = 2000) -> str:
-        self._log.flush()
+        if not self._log.closed:
+            self._log.flush()
         text = self.log_path.read_text(errors="replace")
         return text[-chars:].strip() or "(no output)"

@@ -169,11 +169,14 @@ def check_targets(results: dict) -> list[dict]:
     return checks
 
 
-def build(meta: dict, sizes: dict, floor: dict, startup: dict, results: dict, sweep_interval: float) -> dict:
+def build(
+    meta: dict, sizes: dict, floor: dict, idle_floor: dict | None, startup: dict, results: dict, sweep_interval: float
+) -> dict:
     return {
         "meta": meta,
         "sizes": sizes,
         "floor_event_wait_1ms": floor,
+        "floor_wait_loop_50ms": idle_floor,
         "startup_s": startup,
         "scenarios": results,
         "ratios_ours_over_theirs": ratios(results),
@@ -331,6 +334,9 @@ def render(report: dict) -> str:
         if "idle" in implied:
             i = implied["idle"]
             rows.append(["sweep @60 s (implied)", fmt(i["cpu_percent"], 4), fmt(i["wakeups_per_s"], 2)])
+        bare = report.get("floor_wait_loop_50ms")
+        if bare:
+            rows.append(["floor: bare 50 ms wait loop", fmt(bare["cpu_percent"]), fmt(bare["wakeups_per_s"], 1)])
         parts.append(
             f"IDLE: {big:,} rows, none due for days, {sizes['idle_seconds']:g} s measured after start-up "
             f"(and the same with {small:,} rows)\n" + table(headers, _pad(rows, len(headers)))

@@ -104,6 +104,7 @@ def test_refresh_query_found_and_planned(report):
 
 def test_report_has_machine_floor_ratios_and_targets(report):
     assert report["floor_event_wait_1ms"]["n"] == report["sizes"]["floor_waits"]
+    assert report["floor_wait_loop_50ms"]["wakeups_per_s"] > 0
     assert set(report["startup_s"]) == set(ENGINES)
     assert set(report["ratios_ours_over_theirs"]) == {"seed_loop", "sweep"}
     assert report["targets"]
