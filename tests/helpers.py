@@ -1,5 +1,7 @@
 """Helpers for tests that start the project's own processes."""
 
+import contextlib
+import ctypes
 import os
 import signal
 import socket
@@ -16,6 +18,7 @@ from django.utils import timezone
 from sharing.models import Share
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 def database_url() -> str:
@@ -47,12 +50,18 @@ def start_manage(*args: str, output: Path | None = None, **env: str) -> subproce
 
 
 def start(command: list[str], *, output: Path | None = None, **env: str) -> subprocess.Popen:
-    environment = subprocess_env(**env)
+    options = {"cwd": REPO_ROOT, "env": subprocess_env(**env), "preexec_fn": _die_with_parent}
     if output is None:
-        pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
-        return subprocess.Popen(command, cwd=REPO_ROOT, env=environment, text=True, **pipes)
+        return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **options)
     with open(output, "ab") as sink:  # the child keeps its own descriptor
-        return subprocess.Popen(command, cwd=REPO_ROOT, env=environment, stdout=sink, stderr=subprocess.STDOUT)
+        return subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, **options)
+
+
+def _die_with_parent() -> None:
+    """In the child: get SIGTERM when the test process dies, even by SIGKILL,
+    so no daemon or server outlives a killed test run (Linux only)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def stop(process: subprocess.Popen, timeout: float = 10) -> tuple[str, str]:
