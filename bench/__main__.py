@@ -4,11 +4,13 @@ Run from the repository root with the project's virtualenv, e.g.
     .venv/bin/python -m bench --json bench/results/latest.json
     .venv/bin/python -m bench --smoke
     .venv/bin/python -m bench --scenarios spread,idle --spread-shares 2000
+    .venv/bin/python -m bench --render bench/results/latest.json
 Progress goes to stderr, the tables to stdout.
 """
 
 import argparse
 import dataclasses
+import json
 import shutil
 import signal
 import sys
@@ -30,6 +32,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--engines", default=",".join(ENGINES), help=f"comma-separated subset of {tuple(ENGINES)}")
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write every figure to FILE as JSON")
     parser.add_argument("--keep", action="store_true", help="keep the work directory (databases, engine logs)")
+    parser.add_argument("--render", type=Path, metavar="FILE", help="print the tables of a saved JSON run and exit")
     sizes = parser.add_argument_group("sizes (defaults: full run; --smoke changes them, a flag overrides both)")
     for f in dataclasses.fields(FULL):
         sizes.add_argument(
@@ -45,6 +48,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.render:
+        print(report.render(report.rebuild(json.loads(args.render.read_text()))))
+        return 0
     base = SMOKE if args.smoke else FULL
     sizes = dataclasses.replace(
         base, **{f.name: getattr(args, f.name) for f in dataclasses.fields(base) if getattr(args, f.name) is not None}
