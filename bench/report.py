@@ -205,6 +205,7 @@ def rebuild(saved: dict) -> dict:
 
 
 def write_json(report: dict, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
     # allow_nan=False: a NaN or infinity is a bug here, never valid JSON.
     path.write_text(json.dumps(report, indent=2, sort_keys=True, allow_nan=False) + "\n")
 
