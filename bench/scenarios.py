@@ -37,7 +37,8 @@ class Run:
     startup_s: dict[str, float] = field(default_factory=dict)
     _quiet_tables: dict[tuple[int, int], tuple[Path, float]] = field(default_factory=dict)
 
-    def start(self, engine: Engine, db: Path, scenario: str) -> RunningEngine:
+    def start(self, engine: Engine, db: Path) -> RunningEngine:
+        """Start `engine` on `db`, its output logged next to the database."""
         log = self.dbs.workdir / f"{db.stem}.{engine.key}.log"
         return RunningEngine(
             engine,
@@ -53,7 +54,7 @@ class Run:
         for Python's imports, so the first timed run is not the slowest)."""
         for engine in self.engines:
             db = self.dbs.fresh(f"warmup-{engine.key}")
-            with self.start(engine, db, "warmup") as proc:
+            with self.start(engine, db) as proc:
                 self.startup_s[engine.key] = proc.wait_ready()
             self.say(f"warm-up: {engine.label} ready in {self.startup_s[engine.key]:.2f} s")
 
@@ -130,7 +131,7 @@ def spread(run: Run, engine: Engine) -> dict:
     first = now + run.lead(engine, n)
     rng = random.Random(2)  # same deadlines pattern for every engine
     fill(db, run.dbs.owner_id, [rng.uniform(first, first + span) for _ in range(n)], created_at=now)
-    with run.start(engine, db, "spread") as proc, Watcher(db) as watcher:
+    with run.start(engine, db) as proc, Watcher(db) as watcher:
         proc.wait_ready()
         ready_at = time.time()
         before = procstats.sample(proc.pid)
@@ -154,7 +155,7 @@ def burst(run: Run, engine: Engine) -> dict:
     now = time.time()
     deadline = now + run.lead(engine, n)
     fill(db, run.dbs.owner_id, [deadline] * n, created_at=now)
-    with run.start(engine, db, "burst") as proc, Watcher(db) as watcher:
+    with run.start(engine, db) as proc, Watcher(db) as watcher:
         proc.wait_ready()
         ready_at = time.time()
         # The seed loop needs ~1.1 ms a share; give every engine 3 ms a share.
@@ -185,7 +186,7 @@ def idle(run: Run, engine: Engine) -> dict:
         template, _ = run.quiet_table(rows, window)
         db = run.dbs.fresh(f"idle{rows}-{engine.key}", source=template)
         try:
-            with run.start(engine, db, "idle") as proc:
+            with run.start(engine, db) as proc:
                 proc.wait_ready()
                 time.sleep(0.5)  # let start-up leftovers (GC, page faults) pass
                 before, started = procstats.sample(proc.pid), time.monotonic()
@@ -203,7 +204,7 @@ def pickup(run: Run, engine: Engine) -> dict:
     """Shares created by another process after the engine's last refresh."""
     sizes = run.sizes
     db = run.dbs.fresh(f"pickup-{engine.key}")
-    with run.start(engine, db, "pickup") as proc, Watcher(db) as watcher:
+    with run.start(engine, db) as proc, Watcher(db) as watcher:
         proc.wait_ready()
         time.sleep(0.3)  # well after its first (and in this run only) refresh
         subprocess.run(
