@@ -56,6 +56,11 @@ test-sqlite: install-dev
 test-postgres: install-dev
 	PY=$(PY) .ci/pytest-postgres $(PYTEST_ARGS)
 
+# The full expiry benchmark (several minutes; see docs/benchmarks.md).
+bench: install-dev
+	mkdir -p bench/results
+	$(PY) -m bench --json bench/results/latest.json
+
 lint: install-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
