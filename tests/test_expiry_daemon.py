@@ -1,6 +1,7 @@
 """The daemon with real parts: other connections, real locks, real processes."""
 
 import io
+import os
 import select
 import signal
 import sqlite3
@@ -50,18 +51,24 @@ def in_other_connection(work):
 
 
 def wait_for_line(stream, text: str, timeout: float) -> str:
-    """Read `stream` until a line contains `text`; return everything read."""
+    """Read `stream` until `text` appears; return everything read.
+
+    Reads the pipe itself: readline() on the text wrapper may pull several
+    lines into its buffer, where select() cannot see them, and a line that
+    arrived together with the previous one would never be found.
+    """
     seen = ""
+    fd = stream.fileno()
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        ready, _, _ = select.select([stream], [], [], 0.1)
+        ready, _, _ = select.select([fd], [], [], 0.1)
         if ready:
-            line = stream.readline()
-            seen += line
-            if text in line:
-                return seen
-            if not line:
+            chunk = os.read(fd, 65536)
+            if not chunk:
                 break
+            seen += chunk.decode(errors="replace")
+            if text in seen:
+                return seen
     raise AssertionError(f"{text!r} not seen within {timeout} s; output so far:\n{seen}")
 
 
