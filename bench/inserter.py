@@ -5,7 +5,10 @@
 Each share is its own transaction: BEGIN IMMEDIATE, then `now` read while
 holding the write lock (so updated_at grows in commit order, as in
 Share.create_for), created_at = updated_at = now, expires_at = now +
-due_after, COMMIT. Inserts are paced evenly over `over` seconds.
+due_after, COMMIT; then, as the app does after the commit, a notice to the
+daemon's wake-up socket (expiry.notify; ignored by the other engines, and
+lost without error when nobody listens). Inserts are paced evenly over
+`over` seconds.
 """
 
 import argparse
@@ -15,6 +18,7 @@ import sys
 import time
 
 from bench.db import INSERT_SHARE_SQL, connect, to_us
+from expiry.notify import payload_for, send_datagram
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -34,10 +38,12 @@ def main(argv: list[str] | None = None) -> int:
                 time.sleep(pause)
             conn.execute("BEGIN IMMEDIATE")
             now = time.time()
-            conn.execute(
-                INSERT_SHARE_SQL, (secrets.token_urlsafe(32), to_us(now), to_us(now + args.due_after), args.owner_id)
+            expires_us = to_us(now + args.due_after)
+            inserted = conn.execute(
+                INSERT_SHARE_SQL, (secrets.token_urlsafe(32), to_us(now), expires_us, args.owner_id)
             )
             conn.execute("COMMIT")
+            send_datagram(f"{args.db}.wakeup", payload_for(inserted.lastrowid, expires_us / 1e6))
     return 0
 
 

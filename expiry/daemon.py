@@ -33,10 +33,11 @@ def backoff_delay(failures: int) -> float:
 
 
 class ExpiryDaemon(threading.Thread):
-    def __init__(self, scheduler, *, lease=None, using: str = "default"):
+    def __init__(self, scheduler, *, lease=None, checkpointer=None, using: str = "default"):
         super().__init__(name="runexpiry", daemon=True)
         self.scheduler = scheduler
         self.lease = lease
+        self.checkpointer = checkpointer  # SQLite: WAL checkpoints off this thread
         self.using = using
         self.stop_requested = threading.Event()
         self.wake = threading.Event()
@@ -51,11 +52,15 @@ class ExpiryDaemon(threading.Thread):
 
     def run(self) -> None:
         watcher = self.scheduler.watcher
+        if self.checkpointer is not None:
+            self.checkpointer.start()
         try:
             if self.leading and watcher is not None:
                 watcher.start(self.wake)
             self.run_until_stopped()
         finally:
+            if self.checkpointer is not None:
+                self.checkpointer.stop()
             if watcher is not None:
                 watcher.stop()
             if self.lease is not None:

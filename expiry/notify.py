@@ -1,4 +1,9 @@
-"""PostgreSQL NOTIFY: tell the expiry daemons about new and renewed shares.
+"""Tell the expiry daemons about new and renewed shares, as they commit.
+
+PostgreSQL: NOTIFY on CHANNEL. SQLite (one machine): a datagram to a UNIX
+socket next to the database file, which the daemon holding the lease listens
+on (expiry.watchers.DatagramWatcher): the daemon then sleeps until a deadline
+or a notice instead of polling for changes 20 times a second.
 
 share_schedule_changed is sent after the write has committed, so the NOTIFY
 is its own tiny autocommit statement and never lengthens a hot write
@@ -12,7 +17,9 @@ after its deadline whatever the daemon knows (access-time check).
 """
 
 import logging
+import socket
 
+from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 from django.dispatch import receiver
 
@@ -36,9 +43,41 @@ def parse_payload(payload: str) -> tuple[int, float]:
     return int(share_id), float(expires_at)
 
 
+# AF_UNIX socket paths are limited to 107 bytes on Linux.
+MAX_SOCKET_PATH = 107
+
+
+def wakeup_socket_path(using: str = DEFAULT_DB_ALIAS) -> str | None:
+    """Where the SQLite daemon listens for notices, or None (no socket)."""
+    connection = connections[using]
+    if connection.vendor != "sqlite" or connection.is_in_memory_db():
+        return None
+    path = settings.EXPIRY_WAKEUP_SOCKET or f"{connection.settings_dict['NAME']}.wakeup"
+    return path if len(str(path).encode()) <= MAX_SOCKET_PATH else None
+
+
+_sender = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+_sender.setblocking(False)  # never hold up a request: a full queue drops the notice
+
+
+def send_datagram(path: str, payload: str) -> bool:
+    try:
+        _sender.sendto(payload.encode(), path)
+    except OSError:
+        # No daemon listening (no socket file, nobody bound) or its queue is
+        # full: the daemon's safety poll of data_version finds the row.
+        return False
+    return True
+
+
 @receiver(share_schedule_changed, dispatch_uid="expiry.notify")
 def notify_daemons(sender, share_id, expires_at, using=DEFAULT_DB_ALIAS, **kwargs):
     connection = connections[using]
+    if connection.vendor == "sqlite":
+        path = wakeup_socket_path(using)
+        if path is not None:
+            send_datagram(path, payload_for(share_id, expires_at.timestamp()))
+        return
     if connection.vendor != "postgresql":
         return
     try:

@@ -40,8 +40,10 @@ class ShareStore:
     # 5000 ids keep a statement well inside both and a transaction short.
     max_batch = 5000
 
-    def __init__(self, using: str = "default"):
+    def __init__(self, using: str = "default", *, bulk: bool | None = None):
         self.using = using
+        self.bulk = bulk  # bursts in one UPDATE; None: where the database allows (SQLite)
+        self._tuned = None  # the raw connection whose checkpoints are switched off
 
     @property
     def connection(self):
@@ -57,13 +59,15 @@ class ShareStore:
 
     def load_window(self, until: float) -> list[ShareDeadline]:
         """Return the active shares expiring before `until` (index range scan)."""
-        rows = self._active().filter(expires_at__lt=to_datetime(until)).values_list("id", "expires_at")
+        # order_by(): no model ordering, so SQLite does not sort the window in a
+        # temporary B-tree (12.7 -> 8.3 ms for 10k of 1e6 rows); heapify orders it.
+        rows = self._active().filter(expires_at__lt=to_datetime(until)).order_by().values_list("id", "expires_at")
         return [ShareDeadline(share_id, expires_at.timestamp()) for share_id, expires_at in rows.iterator(5000)]
 
     def load_changed(self, since: float) -> tuple[list[ShareDeadline], float]:
         """Return the active shares written at or after `since` (an index range
         scan on updated_at), and the latest write time seen (`since` if none)."""
-        rows = self._active().filter(updated_at__gte=to_datetime(since))
+        rows = self._active().filter(updated_at__gte=to_datetime(since)).order_by()
         latest = since
         found = []
         for share_id, expires_at, updated_at in rows.values_list("id", "expires_at", "updated_at"):
@@ -94,21 +98,84 @@ class ShareStore:
         due = "status = %s AND expires_at <= %s"
         due_params = [Share.Status.ACTIVE, stamp]
         where = f"{id_filter} AND {due}" if id_filter else due
-        tail = ""
-        if order_limit is not None:
-            tail += f" ORDER BY expires_at, id LIMIT {int(order_limit)}"
-        if self.skips_locked_rows:
-            tail += " FOR UPDATE SKIP LOCKED"
-        # The outer WHERE repeats the condition: the UPDATE itself decides,
-        # whatever the sub-select saw.
-        sql = (
-            f"UPDATE {table} SET status = %s, end_reason = %s, ended_at = %s, updated_at = %s "
-            f"WHERE id IN (SELECT id FROM {table} WHERE {where}{tail}) AND {due} RETURNING id"
-        )
-        params = [Share.Status.EXPIRED, Share.EndReason.EXPIRED, stamp, stamp, *id_params, *due_params, *due_params]
-        with transaction.atomic(using=self.using), connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            expired = [row[0] for row in cursor.fetchall()]
+        set_expired = "SET status = %s, end_reason = %s, ended_at = %s, updated_at = %s"
+        set_params = [Share.Status.EXPIRED, Share.EndReason.EXPIRED, stamp, stamp]
+        if order_limit is None and not self.skips_locked_rows:
+            # SQLite, a list of ids: the plain conditional UPDATE.
+            sql = f"UPDATE {table} {set_expired} WHERE {where} RETURNING id"
+            params = [*set_params, *id_params, *due_params]
+        else:
+            tail = f" ORDER BY expires_at, id LIMIT {int(order_limit)}" if order_limit is not None else ""
+            if self.skips_locked_rows:
+                tail += " FOR UPDATE SKIP LOCKED"
+            # The outer WHERE repeats the condition: the UPDATE itself decides,
+            # whatever the sub-select saw.
+            sql = f"UPDATE {table} {set_expired} WHERE id IN (SELECT id FROM {table} WHERE {where}{tail}) AND {due}"
+            sql += " RETURNING id"
+            params = [*set_params, *id_params, *due_params, *due_params]
+        # One statement is its own transaction: no BEGIN/COMMIT round trips
+        # (Django's atomic() costs ~60 % of an expiry's CPU on SQLite). Inside
+        # a caller's atomic block it joins that transaction instead, and
+        # on_commit waits for it.
+        if connection.vendor == "sqlite":
+            self._tune(connection)
+            # The raw connection: Django's cursor wrappers doubled the CPU of
+            # a one-row expiry (~1000 a second when shares fall due together).
+            with connection.wrap_database_errors:  # still django.db errors
+                rows = connection.connection.execute(sql.replace("%s", "?"), params).fetchall()
+        else:
+            with connection.cursor() as cursor:
+                cursor.execute(sql, params)
+                rows = cursor.fetchall()
+        expired = [row[0] for row in rows]
+        if expired:
+            transaction.on_commit(
+                partial(shares_expired.send, sender=ShareStore, share_ids=expired, ended_at=to_datetime(now)),
+                using=self.using,
+            )
+        return expired
+
+    def _tune(self, connection) -> None:
+        """Keep SQLite's WAL checkpoints off the daemon's connection.
+
+        An automatic checkpoint runs inside the commit that crosses 1000 WAL
+        pages (every ~200 expiries) and stalls it 4-12 ms on two fdatasyncs;
+        expiry.checkpoint.WalCheckpointer does them from its own connection
+        instead. Checked per connection: a reconnect gets the pragma again.
+        """
+        connection.ensure_connection()
+        if connection.connection is not self._tuned:
+            connection.connection.execute("PRAGMA wal_autocheckpoint = 0")
+            self._tuned = connection.connection
+
+    @property
+    def expires_in_bulk(self) -> bool:
+        """Whether expire_all_due() is the faster way through a burst: on
+        SQLite, whose single writer makes a read-then-write transaction exact.
+        (PostgreSQL's daemons share bursts through SKIP LOCKED batches.)"""
+        if self.bulk is not None:
+            return self.bulk
+        return self.connection.vendor == "sqlite"
+
+    def expire_all_due(self, now: float) -> list[int]:
+        """Expire every active share due at `now` in one IMMEDIATE transaction
+        (SQLite only): read their ids, then one UPDATE with the same condition
+        over the partial expiry index. Holding the write lock from the read
+        on, nobody can change those rows in between; return the ids."""
+        connection = self.connection
+        table = connection.ops.quote_name(Share._meta.db_table)
+        stamp = connection.ops.adapt_datetimefield_value(to_datetime(now))
+        # The status is written into the SQL (a constant of ours, not input)
+        # so the planner can match the partial index's WHERE status = 'active'.
+        due = f"status = '{Share.Status.ACTIVE}' AND expires_at <= ?"
+        self._tune(connection)
+        with transaction.atomic(using=self.using), connection.wrap_database_errors:
+            raw = connection.connection
+            expired = [row[0] for row in raw.execute(f"SELECT id FROM {table} WHERE {due}", [stamp])]
+            raw.execute(
+                f"UPDATE {table} SET status = ?, end_reason = ?, ended_at = ?, updated_at = ? WHERE {due}",
+                [Share.Status.EXPIRED, Share.EndReason.EXPIRED, stamp, stamp, stamp],
+            )
             if expired:
                 transaction.on_commit(
                     partial(shares_expired.send, sender=ShareStore, share_ids=expired, ended_at=to_datetime(now)),
@@ -118,7 +185,7 @@ class ShareStore:
 
     def current_deadlines(self, share_ids: list[int]) -> list[ShareDeadline]:
         """Return the deadlines of those of `share_ids` that are still active."""
-        rows = self._active().filter(id__in=share_ids).values_list("id", "expires_at")
+        rows = self._active().filter(id__in=share_ids).order_by().values_list("id", "expires_at")
         return [ShareDeadline(share_id, expires_at.timestamp()) for share_id, expires_at in rows]
 
     def overdue_ids(self, now: float, limit: int) -> list[int]:

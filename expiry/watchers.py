@@ -15,13 +15,16 @@ The scheduler calls, from the daemon thread only:
 and the daemon calls start(wake) / stop() around its loop.
 """
 
+import contextlib
 import logging
+import os
 import queue
+import socket
 import threading
 
 from django.db import connections
 
-from expiry.notify import CHANNEL, parse_payload
+from expiry.notify import CHANNEL, parse_payload, send_datagram, wakeup_socket_path
 
 logger = logging.getLogger("expiry")
 
@@ -62,9 +65,9 @@ class DataVersionWatcher(Watcher):
 
     def changed(self) -> bool:
         connection = connections[self.using]
-        with connection.cursor() as cursor:
-            cursor.execute("PRAGMA data_version")
-            version = cursor.fetchone()[0]
+        connection.ensure_connection()
+        # The raw connection: 8 us a poll instead of 37 us through Django's cursor.
+        version = connection.connection.execute("PRAGMA data_version").fetchone()[0]
         # data_version is per connection: after a reconnect the number means
         # something else, so a new connection counts as a change.
         key = (id(connection.connection), version)
@@ -112,9 +115,12 @@ class NotifyWatcher(Watcher):
 
     def start(self, wake: threading.Event) -> None:
         if self.listener is None:
-            conninfo = self.conninfo or conninfo_for(self.using)
-            self.listener = NotifyListener(conninfo, self.channel, self.queue, wake)
+            self.listener = self.make_listener(wake)
             self.listener.start()
+
+    def make_listener(self, wake: threading.Event) -> threading.Thread:
+        conninfo = self.conninfo or conninfo_for(self.using)
+        return NotifyListener(conninfo, self.channel, self.queue, wake)
 
     def stop(self) -> None:
         listener, self.listener = self.listener, None
@@ -219,10 +225,108 @@ class NotifyListener(threading.Thread):
         self.wake.set()
 
 
+class DatagramWatcher(NotifyWatcher):
+    """SQLite on one machine: notices arrive as datagrams on a UNIX socket.
+
+    Web processes send `id:deadline` to the socket after each commit that
+    creates or renews a share (expiry.notify). While this watcher is bound to
+    it, the daemon wakes only for deadlines and notices (a notice reaches it
+    in well under a millisecond) and checks `PRAGMA data_version` once every
+    `safety_interval`, for writers that send no notice (other programs, a
+    dropped datagram). Until it is bound, or when binding fails, it polls
+    data_version every pick-up interval like DataVersionWatcher.
+    """
+
+    def __init__(self, using: str = "default", *, safety_interval: float = 1.0, path: str | None = None):
+        super().__init__(using, safety_interval=safety_interval)
+        self.path = path or wakeup_socket_path(using)
+        self.versions = DataVersionWatcher(using)
+
+    def start(self, wake: threading.Event) -> None:
+        if self.path is not None:
+            super().start(wake)
+
+    def make_listener(self, wake: threading.Event) -> threading.Thread:
+        return DatagramListener(self.path, self.queue, wake)
+
+    def changed(self) -> bool:
+        self.wants_pickup = False
+        return self.versions.changed()
+
+
+class DatagramListener(threading.Thread):
+    """Own the socket: bind it, push notices and UP/DOWN into `queue`, and set
+    `wake` so the daemon thread, which owns the scheduler, handles them."""
+
+    def __init__(self, path: str, notices: queue.Queue, wake: threading.Event):
+        super().__init__(name="runexpiry-wakeup", daemon=True)
+        self.path = path
+        self.notices = notices
+        self.wake = wake
+        self.stopping = threading.Event()
+
+    def stop(self) -> None:
+        self.stopping.set()
+        send_datagram(self.path, "")  # wake the blocking recv() now
+
+    def run(self) -> None:
+        try:
+            sock, inode = self.bind()
+        except OSError:
+            logger.warning("cannot listen on %s; polling for changes instead", self.path, exc_info=True)
+            self.push(DOWN)
+            return
+        try:
+            logger.info("listening for schedule changes on %s", self.path)
+            self.push(UP)
+            while not self.stopping.is_set():
+                try:
+                    data = sock.recv(256)
+                except TimeoutError:
+                    continue
+                if not data:
+                    continue  # stop()'s wake-up
+                try:
+                    self.notices.put(parse_payload(data.decode()))
+                except ValueError:
+                    logger.warning("ignored a malformed notice %r", data)
+                self.wake.set()
+        finally:
+            sock.close()
+            self.unlink_if_ours(inode)
+            self.push(DOWN)
+
+    def bind(self) -> tuple[socket.socket, int]:
+        # A socket file left by a daemon that was killed refuses bind();
+        # only the lease holder listens, so the file is not in use.
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        try:
+            sock.bind(self.path)
+            # stop() wakes recv() with an empty datagram; the timeout is only
+            # a backstop should that one be lost, so idle costs no wake-ups.
+            sock.settimeout(5.0)
+            return sock, os.stat(self.path).st_ino
+        except OSError:
+            sock.close()
+            raise
+
+    def unlink_if_ours(self, inode: int) -> None:
+        # A new lease holder may have bound the path again meanwhile.
+        with contextlib.suppress(OSError):
+            if os.stat(self.path).st_ino == inode:
+                os.unlink(self.path)
+
+    def push(self, marker: str) -> None:
+        self.notices.put(marker)
+        self.wake.set()
+
+
 def watcher_for(using: str = "default") -> Watcher:
     vendor = connections[using].vendor
     if vendor == "sqlite":
-        return DataVersionWatcher(using)
+        return DatagramWatcher(using)
     if vendor == "postgresql":
         return NotifyWatcher(using)
     return PollingWatcher()

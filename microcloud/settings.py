@@ -174,6 +174,9 @@ EXPIRY_PICKUP_INTERVAL = envfloat("EXPIRY_PICKUP_INTERVAL", 0.05)
 # Seconds the daemons' lease lasts unless renewed (SQLite: one daemon works,
 # the others stand by and take over within about this after a crash).
 EXPIRY_LEASE_TTL = envfloat("EXPIRY_LEASE_TTL", 5.0)
+# SQLite: the UNIX datagram socket web processes notify the daemon through
+# (default: the database file's path + ".wakeup").
+EXPIRY_WAKEUP_SOCKET = os.environ.get("EXPIRY_WAKEUP_SOCKET", "")
 
 # --- Logging --------------------------------------------------------------
 LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO").upper()

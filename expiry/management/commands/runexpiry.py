@@ -7,6 +7,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.db import connection
 
+from expiry.checkpoint import WalCheckpointer
 from expiry.daemon import ExpiryDaemon
 from expiry.idlog import ExpiredIdLog
 from expiry.lease import LeaseKeeper
@@ -96,7 +97,8 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, once=False, verbosity=1, **options):
-        logger.setLevel(VERBOSITY_LEVELS.get(verbosity, logging.INFO))
+        if verbosity != 1:  # 1, the default, keeps LOG_LEVEL from the settings
+            logger.setLevel(VERBOSITY_LEVELS.get(verbosity, logging.DEBUG))
         id_log = ExpiredIdLog(options["log_expired_ids"]).connect() if options["log_expired_ids"] else None
         try:
             self.run(once=once, **options)
@@ -118,7 +120,7 @@ class Command(BaseCommand):
 
         use_lease = lease == "on" or (lease == "auto" and connection.vendor == "sqlite")
         keeper = LeaseKeeper(ttl=lease_ttl) if use_lease else None
-        daemon = ExpiryDaemon(scheduler, lease=keeper)
+        daemon = ExpiryDaemon(scheduler, lease=keeper, checkpointer=WalCheckpointer.for_database())
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, lambda *_: daemon.stop())
         started = time.monotonic()
@@ -129,9 +131,9 @@ class Command(BaseCommand):
             pickup_interval,
         )
         daemon.start()
-        # Signals reach only the main thread, so it waits here and relays them.
-        while daemon.is_alive():
-            daemon.join(0.2)
+        # Signals reach only the main thread, so it waits here and relays them;
+        # a blocking join() is interrupted by them, so no polling wake-ups.
+        daemon.join()
         stats = scheduler.stats
         logger.info(
             "runexpiry stopped after %.1f s: %d shares expired in %d batches (worst lateness %.3f ms), "

@@ -1,0 +1,139 @@
+"""SQLite's event-driven pick-up and its off-path WAL checkpoints, for real:
+a bound UNIX socket, commits from other connections, a real WAL file."""
+
+import os
+import queue
+import socket
+import threading
+import time
+from datetime import timedelta
+
+import pytest
+from django.db import connection, connections
+from django.utils import timezone
+
+from expiry.checkpoint import WalCheckpointer
+from expiry.notify import wakeup_socket_path
+from expiry.signals import shares_expired
+from expiry.store import ShareStore
+from expiry.watchers import UP, DatagramWatcher, watcher_for
+from sharing.models import Share
+
+pytestmark = [
+    pytest.mark.skipif("connection.vendor != 'sqlite'", reason="SQLite's own wake-up path"),
+    pytest.mark.django_db(transaction=True),
+]
+
+
+@pytest.fixture
+def shared_file(alice, make_file):
+    return make_file(alice)
+
+
+def create_in_another_connection(shared_file, seconds: float) -> Share:
+    result = {}
+
+    def work():
+        try:
+            result["share"] = Share.create_for(file=shared_file, expires_at=timezone.now() + timedelta(seconds=seconds))
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join(10)
+    return result["share"]
+
+
+def wait_for(predicate, timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.005)
+    return predicate()
+
+
+def test_sqlite_daemons_get_the_datagram_watcher():
+    watcher = watcher_for()
+    assert isinstance(watcher, DatagramWatcher)
+    assert watcher.path == f"{connection.settings_dict['NAME']}.wakeup"
+
+
+def test_a_share_committed_elsewhere_arrives_as_a_notice(shared_file):
+    watcher = watcher_for()
+    wake = threading.Event()
+    watcher.start(wake)
+    try:
+        assert wait_for(lambda: watcher.listener.notices.queue and watcher.listener.notices.queue[0] == UP)
+        watcher.take_notices()
+        assert watcher.listening
+        wake.clear()
+
+        share = create_in_another_connection(shared_file, 30)
+        assert wake.wait(5)
+        notices = watcher.take_notices()
+        assert watcher.pickup_interval(0.05) == watcher.safety_interval  # polling slows down while listening
+    finally:
+        watcher.stop()
+    assert notices == [(share.pk, share.expires_at.timestamp())]
+
+
+def test_the_watcher_polls_until_it_listens_and_cleans_up_its_socket(shared_file):
+    watcher = watcher_for()
+    assert watcher.pickup_interval(0.05) == 0.05  # not started: poll as before
+    assert watcher.changed()  # data_version: the first look counts
+    assert not watcher.changed()
+    create_in_another_connection(shared_file, 30)
+    assert watcher.changed()
+
+    watcher.start(threading.Event())
+    assert wait_for(lambda: watcher.listener.notices.queue and watcher.listener.notices.queue[0] == UP)
+    path = wakeup_socket_path()
+    watcher.stop()
+    assert not os.path.exists(path)
+
+
+def test_a_stale_socket_file_from_a_killed_daemon_does_not_stop_the_next(shared_file):
+    path = wakeup_socket_path()
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    stale.bind(path)
+    stale.close()  # the file stays, as after SIGKILL
+
+    watcher = DatagramWatcher()
+    watcher.start(threading.Event())
+    try:
+        assert wait_for(lambda: watcher.listener.notices.queue and watcher.listener.notices.queue[0] == UP)
+    finally:
+        watcher.stop()
+
+
+def test_the_daemon_connection_leaves_checkpoints_to_the_checkpointer(shared_file):
+    share = Share.create_for(file=shared_file, expires_at=timezone.now() + timedelta(milliseconds=1))
+    time.sleep(0.01)
+    ShareStore().expire([share.pk], time.time())
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA wal_autocheckpoint")
+        assert cursor.fetchone()[0] == 0
+
+
+def test_the_checkpointer_runs_after_expiries_and_rests_when_idle(shared_file):
+    checkpointer = WalCheckpointer(connection.settings_dict["NAME"], busy_interval=0.05, idle_interval=60)
+    checkpointer.start()
+    try:
+        time.sleep(0.3)
+        assert checkpointer.checkpoints == 0  # nothing written: no wake-up, no checkpoint
+        shares_expired.send(sender=ShareStore, share_ids=[1], ended_at=timezone.now())
+        assert wait_for(lambda: checkpointer.checkpoints == 1)
+    finally:
+        checkpointer.stop()
+        checkpointer.join(5)
+    assert not checkpointer.is_alive()
+
+
+def test_notices_queue_is_drained_on_stop():
+    watcher = DatagramWatcher(path=None)
+    watcher.queue.put((1, 2.0))
+    watcher.stop()
+    with pytest.raises(queue.Empty):
+        watcher.queue.get_nowait()
