@@ -65,9 +65,11 @@ class Command(BaseCommand):
             default=settings.EXPIRY_PICKUP_INTERVAL,
             help=(
                 "Seconds between checks for shares that other processes created or renewed "
-                "since the last refresh; the longest a share created with a deadline sooner "
-                "than this can be late. On PostgreSQL it applies only while the LISTEN "
-                "connection is down. Default: EXPIRY_PICKUP_INTERVAL (%(default)s)."
+                "since the last refresh, while notices cannot reach this daemon (SQLite: its "
+                "wake-up socket is not bound; PostgreSQL: its LISTEN connection is down). "
+                "It bounds how late such a share can be. With notices arriving, the check "
+                "runs only as a safety net (every 1 s on SQLite, 2 s on PostgreSQL). "
+                "Default: EXPIRY_PICKUP_INTERVAL (%(default)s)."
             ),
         )
         parser.add_argument(
