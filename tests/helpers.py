@@ -7,11 +7,12 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from datetime import timedelta
 from pathlib import Path
 
-from django.db import connection, transaction
+from django.db import connection, connections, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -166,3 +167,37 @@ def bulk_shares(stored_file, offsets: list[float], start_in: float) -> list[int]
         expires_at=F("expires_at") - (parked - timezone.now()) + timedelta(seconds=start_in)
     )
     return ids
+
+
+def create_share(stored_file, seconds: float) -> Share:
+    """A share of `stored_file` due `seconds` from now, made the app's way."""
+    return Share.create_for(file=stored_file, expires_at=timezone.now() + timedelta(seconds=seconds))
+
+
+def in_threads(work, workers: int = 1) -> list:
+    """Run `work` in `workers` threads released together; return their results.
+
+    Each thread has its own database connection, as another process would;
+    each closes it when done.
+    """
+    results = [None] * workers
+    barrier = threading.Barrier(workers)
+
+    def run(n: int) -> None:
+        try:
+            barrier.wait(5)
+            results[n] = work()
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(workers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    return results
+
+
+def in_other_connection(work):
+    """Run `work` on a database connection of its own; return its result."""
+    return in_threads(work)[0]

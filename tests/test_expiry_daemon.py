@@ -5,13 +5,12 @@ import os
 import select
 import signal
 import sqlite3
-import threading
 import time
 from datetime import timedelta
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.db import OperationalError, connection, connections
+from django.db import OperationalError, connection
 from django.utils import timezone
 from freezegun import freeze_time
 
@@ -20,7 +19,7 @@ from expiry.scheduler import ExpiryScheduler
 from expiry.store import ShareStore
 from expiry.watchers import watcher_for
 from sharing.models import Share
-from tests.helpers import start_manage, stop
+from tests.helpers import create_share, in_other_connection, start_manage, stop, wait_until
 
 sqlite_only = pytest.mark.skipif("connection.vendor != 'sqlite'", reason="exercises SQLite's own locking")
 
@@ -28,26 +27,6 @@ sqlite_only = pytest.mark.skipif("connection.vendor != 'sqlite'", reason="exerci
 @pytest.fixture
 def shared_file(alice, make_file):
     return make_file(alice)
-
-
-def create_share(shared_file, seconds: float) -> Share:
-    return Share.create_for(file=shared_file, expires_at=timezone.now() + timedelta(seconds=seconds))
-
-
-def in_other_connection(work):
-    """Run `work` in a thread, hence on its own database connection."""
-    result = {}
-
-    def target():
-        try:
-            result["value"] = work()
-        finally:
-            connections.close_all()
-
-    thread = threading.Thread(target=target)
-    thread.start()
-    thread.join(10)
-    return result["value"]
 
 
 def wait_for_line(stream, text: str, timeout: float) -> str:
@@ -70,15 +49,6 @@ def wait_for_line(stream, text: str, timeout: float) -> str:
             if text in seen:
                 return seen
     raise AssertionError(f"{text!r} not seen within {timeout} s; output so far:\n{seen}")
-
-
-def wait_until(predicate, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
 
 
 # --- pick-up -----------------------------------------------------------------

@@ -9,7 +9,7 @@ import time
 from datetime import timedelta
 
 import pytest
-from django.db import connection, connections
+from django.db import connection
 from django.utils import timezone
 
 from expiry.checkpoint import WalCheckpointer
@@ -18,6 +18,7 @@ from expiry.signals import shares_expired
 from expiry.store import ShareStore
 from expiry.watchers import UP, DatagramWatcher, watcher_for
 from sharing.models import Share
+from tests.helpers import create_share, in_other_connection, wait_until
 
 pytestmark = [
     pytest.mark.skipif("connection.vendor != 'sqlite'", reason="SQLite's own wake-up path"),
@@ -30,28 +31,9 @@ def shared_file(alice, make_file):
     return make_file(alice)
 
 
-def create_in_another_connection(shared_file, seconds: float) -> Share:
-    result = {}
-
-    def work():
-        try:
-            result["share"] = Share.create_for(file=shared_file, expires_at=timezone.now() + timedelta(seconds=seconds))
-        finally:
-            connections.close_all()
-
-    thread = threading.Thread(target=work)
-    thread.start()
-    thread.join(10)
-    return result["share"]
-
-
-def wait_for(predicate, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.005)
-    return predicate()
+def has_bound(watcher: DatagramWatcher) -> bool:
+    """Wait until the listener reports its socket bound (UP, first in its queue)."""
+    return wait_until(lambda: watcher.queue.queue and watcher.queue.queue[0] == UP, 5)
 
 
 def test_sqlite_daemons_get_the_datagram_watcher():
@@ -65,12 +47,12 @@ def test_a_share_committed_elsewhere_arrives_as_a_notice(shared_file):
     wake = threading.Event()
     watcher.start(wake)
     try:
-        assert wait_for(lambda: watcher.listener.notices.queue and watcher.listener.notices.queue[0] == UP)
+        assert has_bound(watcher)
         watcher.take_notices()
         assert watcher.listening
         wake.clear()
 
-        share = create_in_another_connection(shared_file, 30)
+        share = in_other_connection(lambda: create_share(shared_file, 30))
         assert wake.wait(5)
         notices = watcher.take_notices()
         assert watcher.pickup_interval(0.05) == watcher.safety_interval  # polling slows down while listening
@@ -84,11 +66,11 @@ def test_the_watcher_polls_until_it_listens_and_cleans_up_its_socket(shared_file
     assert watcher.pickup_interval(0.05) == 0.05  # not started: poll as before
     assert watcher.changed()  # data_version: the first look counts
     assert not watcher.changed()
-    create_in_another_connection(shared_file, 30)
+    in_other_connection(lambda: create_share(shared_file, 30))
     assert watcher.changed()
 
     watcher.start(threading.Event())
-    assert wait_for(lambda: watcher.listener.notices.queue and watcher.listener.notices.queue[0] == UP)
+    assert has_bound(watcher)
     path = wakeup_socket_path()
     watcher.stop()
     assert not os.path.exists(path)
@@ -103,7 +85,7 @@ def test_a_stale_socket_file_from_a_killed_daemon_does_not_stop_the_next(shared_
     watcher = DatagramWatcher()
     watcher.start(threading.Event())
     try:
-        assert wait_for(lambda: watcher.listener.notices.queue and watcher.listener.notices.queue[0] == UP)
+        assert has_bound(watcher)
     finally:
         watcher.stop()
 
@@ -124,7 +106,7 @@ def test_the_checkpointer_runs_after_expiries_and_rests_when_idle(shared_file):
         time.sleep(0.3)
         assert checkpointer.checkpoints == 0  # nothing written: no wake-up, no checkpoint
         shares_expired.send(sender=ShareStore, share_ids=[1], ended_at=timezone.now())
-        assert wait_for(lambda: checkpointer.checkpoints == 1)
+        assert wait_until(lambda: checkpointer.checkpoints == 1, 5)
     finally:
         checkpointer.stop()
         checkpointer.join(5)

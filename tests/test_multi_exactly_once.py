@@ -6,13 +6,14 @@ import time
 from datetime import timedelta
 
 import pytest
-from django.db import connections, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from expiry.idlog import ExpiredIdLog
 from expiry.signals import shares_expired
 from expiry.store import ShareStore
 from sharing.models import Share
+from tests.helpers import in_threads
 
 
 @pytest.fixture
@@ -45,25 +46,6 @@ def signalled():
     shares_expired.connect(on_expired)
     yield received
     shares_expired.disconnect(on_expired)
-
-
-def in_threads(work, workers: int) -> list:
-    results = [None] * workers
-    barrier = threading.Barrier(workers)
-
-    def run(n: int) -> None:
-        try:
-            barrier.wait(5)
-            results[n] = work()
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=run, args=(n,)) for n in range(workers)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
-    return results
 
 
 @pytest.mark.django_db(transaction=True)

@@ -1,14 +1,12 @@
 """PostgreSQL: daemons learn of new and renewed shares through LISTEN/NOTIFY,
 and fall back to polling while the LISTEN connection is down."""
 
-import threading
 from datetime import timedelta
 
 import psycopg
 import pytest
-from django.db import connection, connections, transaction
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
-from django.utils import timezone
 
 from expiry.daemon import ExpiryDaemon
 from expiry.notify import CHANNEL, parse_payload
@@ -16,7 +14,7 @@ from expiry.scheduler import ExpiryScheduler
 from expiry.store import ShareStore
 from expiry.watchers import NotifyWatcher, conninfo_for
 from sharing.models import Share
-from tests.helpers import wait_until
+from tests.helpers import create_share, in_other_connection, wait_until
 
 pytestmark = [
     pytest.mark.postgres,
@@ -36,25 +34,6 @@ def listener():
     with psycopg.connect(conninfo_for("default"), autocommit=True) as conn:
         conn.execute(f"LISTEN {CHANNEL}")
         yield conn
-
-
-def create_share(shared_file, seconds: float) -> Share:
-    return Share.create_for(file=shared_file, expires_at=timezone.now() + timedelta(seconds=seconds))
-
-
-def in_other_connection(work):
-    result = {}
-
-    def target():
-        try:
-            result["value"] = work()
-        finally:
-            connections.close_all()
-
-    thread = threading.Thread(target=target)
-    thread.start()
-    thread.join(10)
-    return result["value"]
 
 
 def notify_daemon(**watcher_options) -> ExpiryDaemon:

@@ -4,13 +4,12 @@ A second real connection (psycopg, outside Django) holds row locks the way
 another daemon's open batch, or a web request's write, would.
 """
 
-import threading
 import time
 from datetime import timedelta
 
 import psycopg
 import pytest
-from django.db import connection, connections
+from django.db import connection
 from django.utils import timezone
 from freezegun import freeze_time
 
@@ -18,6 +17,7 @@ from expiry.scheduler import RECHECK_DELAY, ExpiryScheduler
 from expiry.store import ShareStore
 from expiry.watchers import conninfo_for
 from sharing.models import Share
+from tests.helpers import in_threads
 
 pytestmark = [
     pytest.mark.postgres,
@@ -127,25 +127,6 @@ def test_a_share_another_daemon_expired_meanwhile_is_dropped_after_the_recheck(m
         assert len(scheduler) == 0
 
 
-def claim_in_threads(work, workers: int) -> list:
-    results = [None] * workers
-    barrier = threading.Barrier(workers)
-
-    def run(n: int) -> None:
-        try:
-            barrier.wait(5)
-            results[n] = work()
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=run, args=(n,)) for n in range(workers)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
-    return results
-
-
 @pytest.mark.django_db(transaction=True)
 def test_catch_up_by_several_daemons_splits_the_overdue_rows(make_shares):
     ids = sorted(s.pk for s in make_shares(4000, 1))
@@ -156,7 +137,7 @@ def test_catch_up_by_several_daemons_splits_the_overdue_rows(make_shares):
             claimed += batch
         return claimed
 
-    results = claim_in_threads(work, 3)
+    results = in_threads(work, 3)
     claimed = [share_id for result in results for share_id in result]
     assert sorted(claimed) == ids
     assert sum(1 for result in results if result) >= 2, [len(r) for r in results]
