@@ -222,7 +222,8 @@ class ShareAdmin(admin.ModelAdmin):
         lateness = share.lateness
         if lateness is None:
             return None
-        return round(lateness / timedelta(milliseconds=1))
+        # Sub-millisecond lateness is the normal case: keep three decimals.
+        return round(lateness / timedelta(milliseconds=1), 3)
 
     # --- permissions and form ------------------------------------------------
 
