@@ -19,6 +19,21 @@ from django.utils import timezone
 from sharing.models import Share
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+
+# The fields of a share in every API response, in the schema's order.
+SHARE_FIELDS = [
+    "id",
+    "file",
+    "token",
+    "url",
+    "created_at",
+    "expires_at",
+    "status",
+    "ended_at",
+    "end_reason",
+    "download_count",
+    "lateness_ms",
+]
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 

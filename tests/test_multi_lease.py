@@ -3,12 +3,11 @@
 Real database, real connections (threads) and a fake clock where time matters.
 """
 
-import threading
 import time
 from datetime import timedelta
 
 import pytest
-from django.db import connection, connections
+from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
@@ -19,7 +18,7 @@ from expiry.scheduler import ExpiryScheduler
 from expiry.store import ShareStore, to_datetime
 from expiry.watchers import watcher_for
 from sharing.models import Share
-from tests.helpers import wait_until
+from tests.helpers import in_threads, wait_until
 
 
 class FakeClock:
@@ -132,51 +131,27 @@ def test_release_by_a_former_holder_does_not_touch_the_new_holders_lease(clock):
     assert Lease.objects.get(name="runexpiry").expires_at == to_datetime(clock() + 5.0)
 
 
+def race_for_the_lease(contenders: int) -> list[str]:
+    """Let `contenders` daemons try to take the lease at once; return who won."""
+
+    def contend():
+        lease = LeaseKeeper()
+        return lease.owner if lease.keep() else None
+
+    return [owner for owner in in_threads(contend, contenders) if owner]
+
+
 @pytest.mark.django_db(transaction=True)
 def test_of_many_daemons_racing_for_a_lapsed_lease_exactly_one_wins():
     Lease.objects.create(name="runexpiry", owner="crashed", expires_at=timezone.now() - timedelta(seconds=1))
-    contenders = 8
-    barrier = threading.Barrier(contenders)
-    won = []
-
-    def contend(n: int) -> None:
-        try:
-            lease = LeaseKeeper(owner=f"daemon-{n}")
-            barrier.wait(5)
-            if lease.keep():
-                won.append(lease.owner)
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=contend, args=(n,)) for n in range(contenders)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(30)
+    won = race_for_the_lease(8)
     assert len(won) == 1
     assert Lease.objects.get(name="runexpiry").owner == won[0]
 
 
 @pytest.mark.django_db(transaction=True)
 def test_of_many_daemons_racing_for_a_lease_nobody_created_yet_exactly_one_wins():
-    contenders = 6
-    barrier = threading.Barrier(contenders)
-    won = []
-
-    def contend(n: int) -> None:
-        try:
-            lease = LeaseKeeper(owner=f"daemon-{n}")
-            barrier.wait(5)
-            if lease.keep():
-                won.append(lease.owner)
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=contend, args=(n,)) for n in range(contenders)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(30)
+    won = race_for_the_lease(6)
     assert len(won) == 1
     assert Lease.objects.count() == 1
 

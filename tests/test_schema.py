@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.helpers import SHARE_FIELDS
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 EXPECTED_OPERATIONS = {
@@ -60,19 +62,7 @@ def test_schema_is_served_without_login(schema):
 def test_schema_describes_the_share_fields(schema):
     share = schema["components"]["schemas"]["Share"]
 
-    assert list(share["properties"]) == [
-        "id",
-        "file",
-        "token",
-        "url",
-        "created_at",
-        "expires_at",
-        "status",
-        "ended_at",
-        "end_reason",
-        "download_count",
-        "lateness_ms",
-    ]
+    assert list(share["properties"]) == SHARE_FIELDS
     assert set(schema["components"]["schemas"]["ShareCreate"]["properties"]) == {"file", "expires_in", "expires_at"}
     assert set(schema["components"]["schemas"]["PatchedShareUpdate"]["properties"]) == {"expires_in", "expires_at"}
 
