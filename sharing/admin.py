@@ -174,20 +174,7 @@ class ShareAdmin(admin.ModelAdmin):
     )
     # file and owner too: re-pointing a share at another file (or user) is not
     # something the product does, and would hand one user's link to another.
-    readonly_fields = (
-        "file",
-        "owner",
-        "token",
-        "effective_status",
-        "time_left",
-        "status",
-        "end_reason",
-        "ended_at",
-        "lateness_ms",
-        "download_count",
-        "created_at",
-        "updated_at",
-    )
+    readonly_fields = tuple(name for name in fields if name != "expires_at")
 
     # --- columns -------------------------------------------------------------
 

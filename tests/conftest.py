@@ -1,12 +1,15 @@
 """Shared fixtures: alice owns things, bob is a stranger."""
 
+from datetime import timedelta
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
+from django.utils import timezone
 from rest_framework.test import APIClient
 
-from sharing.models import StoredFile
+from sharing.models import Share, StoredFile
 
 
 @pytest.fixture(autouse=True)
@@ -87,5 +90,25 @@ def make_file():
     def make(owner, name="report.txt", data=b"hello, world\n", content_type="text/plain"):
         upload = SimpleUploadedFile(name, data, content_type=content_type)
         return StoredFile.create_from_upload(owner=owner, upload=upload)
+
+    return make
+
+
+@pytest.fixture
+def shared_file(alice, make_file):
+    return make_file(alice)
+
+
+@pytest.fixture
+def make_shares(shared_file):
+    """Insert `count` active shares of alice's file due `seconds` from now, in one go."""
+
+    def make(count: int, seconds: float) -> list[Share]:
+        now = timezone.now()
+        deadline = now + timedelta(seconds=seconds)
+        return Share.objects.bulk_create(
+            Share(file=shared_file, owner=shared_file.owner, created_at=now, updated_at=now, expires_at=deadline)
+            for _ in range(count)
+        )
 
     return make

@@ -24,11 +24,6 @@ from tests.helpers import create_share, in_other_connection, start_manage, stop,
 sqlite_only = pytest.mark.skipif("connection.vendor != 'sqlite'", reason="exercises SQLite's own locking")
 
 
-@pytest.fixture
-def shared_file(alice, make_file):
-    return make_file(alice)
-
-
 def wait_for_line(stream, text: str, timeout: float) -> str:
     """Read `stream` until `text` appears; return everything read.
 

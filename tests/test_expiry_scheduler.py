@@ -28,11 +28,6 @@ def frozen():
 
 
 @pytest.fixture
-def shared_file(alice, make_file):
-    return make_file(alice)
-
-
-@pytest.fixture
 def share_due(shared_file):
     def make(seconds: float) -> Share:
         return Share.create_for(file=shared_file, expires_at=timezone.now() + timedelta(seconds=seconds))

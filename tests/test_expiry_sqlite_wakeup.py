@@ -26,11 +26,6 @@ pytestmark = [
 ]
 
 
-@pytest.fixture
-def shared_file(alice, make_file):
-    return make_file(alice)
-
-
 def has_bound(watcher: DatagramWatcher) -> bool:
     """Wait until the listener reports its socket bound (UP, first in its queue)."""
     return wait_until(lambda: watcher.queue.queue and watcher.queue.queue[0] == UP, 5)

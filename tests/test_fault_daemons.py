@@ -24,11 +24,6 @@ from tests.helpers import bulk_shares, kill, report, start_manage, stop, wait_fo
 pytestmark = pytest.mark.fault
 
 
-@pytest.fixture
-def shared_file(alice, make_file):
-    return make_file(alice)
-
-
 def expired_count() -> int:
     return Share.objects.filter(status=Share.Status.EXPIRED).count()
 

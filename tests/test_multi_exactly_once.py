@@ -17,24 +17,6 @@ from tests.helpers import in_threads
 
 
 @pytest.fixture
-def shared_file(alice, make_file):
-    return make_file(alice)
-
-
-@pytest.fixture
-def make_shares(shared_file):
-    def make(count: int, seconds: float) -> list[Share]:
-        now = timezone.now()
-        deadline = now + timedelta(seconds=seconds)
-        return Share.objects.bulk_create(
-            Share(file=shared_file, owner=shared_file.owner, created_at=now, updated_at=now, expires_at=deadline)
-            for _ in range(count)
-        )
-
-    return make
-
-
-@pytest.fixture
 def signalled():
     """The ids every shares_expired signal carried, in order."""
     received, lock = [], threading.Lock()

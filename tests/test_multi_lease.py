@@ -159,11 +159,6 @@ def test_of_many_daemons_racing_for_a_lease_nobody_created_yet_exactly_one_wins(
 # --- the daemon thread with a lease ----------------------------------------------
 
 
-@pytest.fixture
-def shared_file(alice, make_file):
-    return make_file(alice)
-
-
 def lease_daemon(ttl: float, owner: str) -> ExpiryDaemon:
     scheduler = ExpiryScheduler(ShareStore(), refresh_interval=3600, watcher=watcher_for(), pickup_interval=0.05)
     return ExpiryDaemon(scheduler, lease=LeaseKeeper(ttl=ttl, owner=owner))

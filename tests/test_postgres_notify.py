@@ -25,11 +25,6 @@ NEVER = 3600.0  # an interval that does not come round during a test
 
 
 @pytest.fixture
-def shared_file(alice, make_file):
-    return make_file(alice)
-
-
-@pytest.fixture
 def listener():
     with psycopg.connect(conninfo_for("default"), autocommit=True) as conn:
         conn.execute(f"LISTEN {CHANNEL}")

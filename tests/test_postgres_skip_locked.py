@@ -5,7 +5,6 @@ another daemon's open batch, or a web request's write, would.
 """
 
 import time
-from datetime import timedelta
 
 import psycopg
 import pytest
@@ -23,29 +22,6 @@ pytestmark = [
     pytest.mark.postgres,
     pytest.mark.skipif("connection.vendor != 'postgresql'", reason="needs PostgreSQL"),
 ]
-
-
-@pytest.fixture
-def shared_file(alice, make_file):
-    return make_file(alice)
-
-
-@pytest.fixture
-def make_shares(shared_file):
-    def make(count: int, seconds: float) -> list[Share]:
-        now = timezone.now()
-        return Share.objects.bulk_create(
-            Share(
-                file=shared_file,
-                owner=shared_file.owner,
-                created_at=now,
-                updated_at=now,
-                expires_at=now + timedelta(seconds=seconds),
-            )
-            for _ in range(count)
-        )
-
-    return make
 
 
 @pytest.fixture
