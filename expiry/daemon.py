@@ -7,7 +7,7 @@ deadline (measured overshoot p99 ~0.3 ms), never a busy 1 ms loop; a stop
 request or a watcher's notice wakes it at once.
 
 With a lease (SQLite: one daemon works, the others stand by), the lease is
-kept between steps: renewed every ttl/3 while held, looked at about once a
+kept between steps: renewed every ttl/2 while held, looked at about once a
 second while standing by. Losing it empties the scheduler; taking it starts
 afresh with a catch-up, so nothing depends on what a stand-by remembered.
 """

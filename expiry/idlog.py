@@ -1,13 +1,15 @@
 """Append the ids each committed expiry batch changed to a file.
 
-For audits and the fault tests, which count expiries across processes and
-crashes: one line per share, "<id> <ended_at as epoch seconds>", written
-after the commit from the shares_expired signal. Each batch is one write()
+For audits, the fault tests and the benchmark: one line per share,
+"<id> <ended_at> <logged_at>" (epoch seconds), written after the commit from
+the shares_expired signal; logged_at - ended_at bounds how much earlier than
+its commit a share's ended_at was stamped. Each batch is one write()
 to a file opened O_APPEND, so lines from several daemons never interleave and
 a SIGKILL loses at most the batch committed in the instant before it.
 """
 
 import os
+import time
 
 from expiry.signals import shares_expired
 
@@ -25,5 +27,5 @@ class ExpiredIdLog:
         os.close(self.fd)
 
     def record(self, sender, share_ids, ended_at, **kwargs) -> None:
-        stamp = repr(ended_at.timestamp())
-        os.write(self.fd, "".join(f"{share_id} {stamp}\n" for share_id in share_ids).encode())
+        stamp, logged = repr(ended_at.timestamp()), repr(time.time())
+        os.write(self.fd, "".join(f"{share_id} {stamp} {logged}\n" for share_id in share_ids).encode())

@@ -16,7 +16,9 @@ pick-up read of rows written since its last look, and a link is never served
 after its deadline whatever the daemon knows (access-time check).
 """
 
+import atexit
 import logging
+import math
 import socket
 
 from django.conf import settings
@@ -37,10 +39,30 @@ def payload_for(share_id: int, expires_at: float) -> str:
     return f"{share_id}:{expires_at!r}"
 
 
+# Share ids are BigAutoField values; anything outside can only be hostile, and
+# would make the daemon's UPDATE overflow (and fail the batch it joins).
+MAX_SHARE_ID = 2**63 - 1
+# Deadlines a datetime can hold (before year 10000): NaN or inf at the heap
+# head would never fall due and stall every share behind it.
+MAX_DEADLINE = 253402300799.0
+
+
+def valid_deadline(share_id: int, expires_at: float) -> bool:
+    """Whether (share_id, expires_at) could describe a real share."""
+    return 1 <= share_id <= MAX_SHARE_ID and math.isfinite(expires_at) and 0 <= expires_at <= MAX_DEADLINE
+
+
 def parse_payload(payload: str) -> tuple[int, float]:
-    """Return (share_id, expires_at) from a payload; raise ValueError if malformed."""
-    share_id, _, expires_at = payload.partition(":")
-    return int(share_id), float(expires_at)
+    """Return (share_id, expires_at) from a payload; raise ValueError if it is
+    malformed or names something no share can be (anyone who can reach the
+    socket, or CONNECT to the database, can send one)."""
+    share_id_text, separator, expires_text = payload.partition(":")
+    if not separator or not share_id_text.isascii() or not share_id_text.isdigit():
+        raise ValueError(f"not a share id: {share_id_text[:40]!r}")
+    share_id, expires_at = int(share_id_text), float(expires_text)
+    if not valid_deadline(share_id, expires_at):
+        raise ValueError(f"out of range: {payload[:80]!r}")
+    return share_id, expires_at
 
 
 # AF_UNIX socket paths are limited to 107 bytes on Linux.
@@ -58,6 +80,7 @@ def wakeup_socket_path(using: str = DEFAULT_DB_ALIAS) -> str | None:
 
 _sender = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 _sender.setblocking(False)  # never hold up a request: a full queue drops the notice
+atexit.register(_sender.close)
 
 
 def send_datagram(path: str, payload: str) -> bool:

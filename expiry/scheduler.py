@@ -30,11 +30,15 @@ does differently:
 
 import heapq
 import logging
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.db import DataError
+
+from expiry.notify import valid_deadline
 from expiry.store import ShareDeadline, ShareStore
 
 logger = logging.getLogger("expiry")
@@ -43,15 +47,25 @@ DAY = 86400.0
 # Loaded windows overlap by this much, so a share due right at a window's end
 # is already in the heap when the refresh that would load it runs late.
 WINDOW_OVERLAP = 1.0
-# Pick-up re-reads writes this far before the latest one it saw. On SQLite
-# writes commit in `updated_at` order (taken under BEGIN IMMEDIATE), so this
-# only guards against small clock steps and writers outside a transaction.
-PICKUP_OVERLAP = 0.2
 # A due share whose row another transaction holds is looked at again this much
 # later: long enough not to spin while another daemon commits its batch (a
 # 5000-row batch takes ~50 ms), short enough to matter little if the holder
 # was a web request that then left the share due.
 RECHECK_DELAY = 0.1
+# Each expiry statement is stamped just before it runs and commits when it
+# ends, so its length bounds how much earlier than the commit `ended_at` can
+# be. Chunks of due shares are sized to take about this long (a 100k burst in
+# ~500-id chunks drains as fast as in one transaction, whose stamp preceded
+# its commit by 0.26 s), between these sizes.
+CHUNK_TARGET = 0.002
+MIN_CHUNK, FIRST_CHUNK = 20, 500
+# A burst reads at most this many due ids at once (one step), so the daemon
+# renews its lease and notices a stop request between pieces of a huge one.
+BURST_STEP = 50_000
+
+# What a statement raises for an id no share can have (the database refuses
+# the value itself): not transient, so retrying the batch would never succeed.
+BAD_ENTRY_ERRORS = (OverflowError, ValueError, TypeError, DataError)
 
 
 def refresh_interval_for(default_lifetime: timedelta) -> float:
@@ -67,6 +81,7 @@ class ExpiryStats:
     batches: int = 0
     caught_up: int = 0
     worst_lateness: float = 0.0  # seconds, over normal (not catch-up) batches
+    worst_stamp_gap: float = 0.0  # seconds from a statement's stamp to its commit
     refreshes: int = 0
     pickups: int = 0
 
@@ -82,6 +97,7 @@ class ExpiryScheduler:
         watcher=None,
         pickup_interval: float = 0.05,
         batch_size: int | None = None,
+        coalesce: float = 0.0,
     ):
         self.store = store
         self.clock = clock or time.time  # looked up now, so freezegun can stand in
@@ -90,7 +106,12 @@ class ExpiryScheduler:
         self.watcher = watcher
         self.pickup_interval = pickup_interval
         self.batch_size = batch_size or store.max_batch
+        # Timer coalescing: when the head falls due and another share is due
+        # within this many seconds, wait for it and expire both in one
+        # statement. A lone share is never delayed.
+        self.coalesce = coalesce
         self.stats = ExpiryStats()
+        self._chunk = FIRST_CHUNK
 
         self._heap: list[tuple[float, int]] = []
         self._scheduled: dict[int, float] = {}
@@ -98,7 +119,7 @@ class ExpiryScheduler:
         self.next_refresh = float("-inf")
         self.window_end = float("-inf")  # shares due before this are scheduled
         self.next_pickup = float("-inf")
-        self._watermark: float | None = None  # latest write time seen by pick-up
+        self._watermark = None  # where pick-up reads from next (the store's mark)
         # Shares scheduled for a re-check after a skipped claim: their real deadline.
         self._real_deadline: dict[int, float] = {}
 
@@ -129,6 +150,11 @@ class ExpiryScheduler:
         A deadline at or past the window's end is not kept: the refresh that
         covers it will load it, so any earlier entry for the share is stale.
         """
+        if not valid_deadline(share_id, expires_at):
+            # NaN would sit at the heap head for ever; a huge id would fail
+            # every batch it joins. Only a forged notice can bring either.
+            logger.warning("refused to schedule share %r at %r", share_id, expires_at)
+            return False
         self._real_deadline.pop(share_id, None)
         if expires_at >= self.window_end:
             self._scheduled.pop(share_id, None)
@@ -153,7 +179,7 @@ class ExpiryScheduler:
         watcher wakes it earlier)."""
         deadline = self.next_refresh
         if self._heap:
-            deadline = min(deadline, self._heap[0][0])
+            deadline = min(deadline, self._wake_time())
         if self.watcher is not None:
             if self.watcher.wants_pickup:
                 return 0.0
@@ -172,7 +198,7 @@ class ExpiryScheduler:
             self.catch_up_batch()
             return True
         now = self.clock()
-        if self._heap and self._heap[0][0] <= now:
+        if self._heap and self._wake_time() <= now:
             self.expire_due(now, limit=self.batch_size)
             return True
         watcher = self.watcher
@@ -191,6 +217,18 @@ class ExpiryScheduler:
                 self.pick_up()
             return True
         return False
+
+    def _wake_time(self) -> float:
+        """When the heap head should be expired: at its deadline, or up to
+        `coalesce` later when another share falls due within that slack."""
+        heap = self._heap
+        head = heap[0][0]
+        if self.coalesce:
+            # The second smallest entry is one of the head's two children.
+            second = min(heap[1][0] if len(heap) > 1 else math.inf, heap[2][0] if len(heap) > 2 else math.inf)
+            if second <= head + self.coalesce:
+                return head + self.coalesce
+        return head
 
     def catch_up(self) -> int:
         """Expire everything already overdue (after downtime), straight from
@@ -221,7 +259,7 @@ class ExpiryScheduler:
         if self._watermark is None:
             # Pick-up starts from the first refresh: anything written earlier
             # is in the window this refresh loads.
-            self._watermark = now
+            self._watermark = self.store.change_mark(now)
         self.next_refresh = now + interval
         self.window_end = self.next_refresh + WINDOW_OVERLAP
         deadlines = self.store.load_window(self.window_end)
@@ -239,9 +277,9 @@ class ExpiryScheduler:
 
     def pick_up(self) -> int:
         """Schedule shares written by others since the last look."""
-        since = (self._watermark if self._watermark is not None else self.clock()) - PICKUP_OVERLAP
-        deadlines, latest = self.store.load_changed(since)
-        self._watermark = max(self._watermark or latest, latest)
+        if self._watermark is None:
+            self._watermark = self.store.change_mark(self.clock())
+        deadlines, self._watermark = self.store.load_changed(self._watermark)
         pushed = sum(self.schedule(d.share_id, d.expires_at) for d in deadlines)
         if pushed:
             self.stats.pickups += pushed
@@ -278,14 +316,13 @@ class ExpiryScheduler:
         expired_total = 0
         try:
             while pending:
-                batch = pending[: self.batch_size]
-                stamp = self.clock()
-                expired = self.store.expire(batch, stamp)
+                batch = pending[: self._chunk]
+                expired, dropped, stamp = self._expire_chunk(batch)
                 del pending[: len(batch)]
                 expired_total += len(expired)
                 self._record_batch(expired, deadline_of, stamp)
-                if len(expired) < len(batch):
-                    self._reschedule_survivors(set(batch).difference(expired), stamp)
+                if len(expired) + len(dropped) < len(batch):
+                    self._reschedule_survivors(set(batch).difference(expired, dropped), stamp)
         except BaseException:
             for share_id in pending:
                 if share_id not in self._scheduled:
@@ -293,26 +330,84 @@ class ExpiryScheduler:
             raise
         return expired_total
 
-    def _expire_burst(self, first_batch: list[tuple[float, int]]) -> int:
-        """Expire every share due now in one transaction (SQLite), then drop
-        the heap's due entries and reschedule what the database left active
-        (renewed or unshared meanwhile). The database goes first: popping
-        100k heap entries takes ~0.1 s that no share should wait for."""
+    def _expire_chunk(self, batch: list[int]) -> tuple[list[int], list[int], float]:
+        """Expire one chunk in its own statement, stamped just before it
+        runs; adapt the chunk size so a statement takes about CHUNK_TARGET.
+        Return (expired, dropped, stamp)."""
         stamp = self.clock()
+        started = time.perf_counter()
+        expired, dropped = self._expire_batch(batch, stamp)
+        took = time.perf_counter() - started
+        self.stats.worst_stamp_gap = max(self.stats.worst_stamp_gap, took)
+        if took > CHUNK_TARGET:
+            self._chunk = max(MIN_CHUNK, int(len(batch) * CHUNK_TARGET / took))
+        elif len(batch) >= self._chunk and took < CHUNK_TARGET / 2:
+            self._chunk = min(self.store.max_batch, self._chunk * 3 // 2)
+        return expired, dropped, stamp
+
+    def _expire_burst(self, first_batch: list[tuple[float, int]]) -> int:
+        """Expire the shares due now straight from the database (SQLite):
+        read their ids through the expiry index, then expire them in chunks
+        of sorted ids, each chunk its own statement with its own stamp. The
+        database goes first: popping 100k heap entries takes ~0.1 s that no
+        share should wait for. Then drop the heap's due entries and
+        reschedule what the database left active (renewed or unshared)."""
+        start = self.clock()
         try:
-            expired = self.store.expire_all_due(stamp)
+            due_ids = self.store.due_ids(start, BURST_STEP)
         except BaseException:
-            for expires_at, share_id in first_batch:
-                if share_id not in self._scheduled:
-                    self.schedule(share_id, expires_at)
+            self._restore(first_batch)
             raise
-        due = first_batch + self.pop_due(stamp)
+        due = first_batch + self.pop_due(start)
         deadline_of = {share_id: self._real_deadline.pop(share_id, expires_at) for expires_at, share_id in due}
-        self._record_batch(expired, deadline_of, stamp)
-        survivors = deadline_of.keys() - set(expired)
-        if survivors:
-            self._reschedule_survivors(survivors, stamp)
-        return len(expired)
+        expired_all: set[int] = set()
+        pending = sorted(due_ids)
+        try:
+            while pending:
+                batch = pending[: self._chunk]
+                expired, _dropped, stamp = self._expire_chunk(batch)
+                del pending[: len(batch)]
+                expired_all.update(expired)
+                self._record_batch(expired, deadline_of, stamp)
+        except BaseException:
+            self._restore([(deadline_of[i], i) for i in deadline_of.keys() - expired_all])
+            raise
+        left = deadline_of.keys() - expired_all
+        if len(due_ids) >= BURST_STEP:
+            # The read stopped at its limit: entries it did not reach are
+            # still due, and the next step takes them.
+            read = set(due_ids)
+            self._restore([(deadline_of[i], i) for i in left - read])
+            left &= read
+        # Left active although due when popped: renewed or unshared meanwhile.
+        changed = left
+        if changed:
+            self._reschedule_survivors(changed, self.clock())
+        return len(expired_all)
+
+    def _restore(self, entries: list[tuple[float, int]]) -> None:
+        """Put popped entries back after a failure: no share is lost."""
+        for expires_at, share_id in entries:
+            if share_id not in self._scheduled:
+                self.schedule(share_id, expires_at)
+
+    def _expire_batch(self, batch: list[int], stamp: float) -> tuple[list[int], list[int]]:
+        """Expire `batch`; return (expired ids, ids dropped as impossible).
+
+        An id the database refuses outright fails the whole statement; halve
+        the batch until it is alone and drop it, so it cannot hold the real
+        shares batched with it hostage.
+        """
+        try:
+            return self.store.expire(batch, stamp), []
+        except BAD_ENTRY_ERRORS:
+            if len(batch) == 1:
+                logger.error("dropped share id %r: the database refuses it", batch[0], exc_info=True)
+                return [], list(batch)
+        half = len(batch) // 2
+        first_expired, first_dropped = self._expire_batch(batch[:half], stamp)
+        rest_expired, rest_dropped = self._expire_batch(batch[half:], stamp)
+        return first_expired + rest_expired, first_dropped + rest_dropped
 
     # --- helpers -------------------------------------------------------------
 
@@ -332,7 +427,11 @@ class ExpiryScheduler:
         meanwhile (those still active are scheduled for their new deadline),
         or, still due, skipped because another transaction held their row:
         those are looked at again RECHECK_DELAY later."""
-        for d in self.store.current_deadlines(sorted(share_ids)):
+        ordered = sorted(share_ids)
+        current = []
+        for start in range(0, len(ordered), self.store.max_batch):
+            current += self.store.current_deadlines(ordered[start : start + self.store.max_batch])
+        for d in current:
             if d.expires_at <= stamp:
                 if self.schedule(d.share_id, stamp + RECHECK_DELAY):
                     self._real_deadline[d.share_id] = d.expires_at

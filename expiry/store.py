@@ -17,10 +17,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 
-from django.db import connections, transaction
+from django.db import connections, models, transaction
+from django.db.models.expressions import RawSQL
 
 from expiry.signals import shares_expired
 from sharing.models import Share
+
+# SQLite's pick-up re-reads writes this far before the latest it saw. Writes
+# commit in updated_at order there (taken under BEGIN IMMEDIATE), so this only
+# guards against small clock steps and writers outside a transaction.
+PICKUP_OVERLAP = 0.2
 
 
 def to_datetime(timestamp: float) -> datetime:
@@ -64,16 +70,47 @@ class ShareStore:
         rows = self._active().filter(expires_at__lt=to_datetime(until)).order_by().values_list("id", "expires_at")
         return [ShareDeadline(share_id, expires_at.timestamp()) for share_id, expires_at in rows.iterator(5000)]
 
-    def load_changed(self, since: float) -> tuple[list[ShareDeadline], float]:
-        """Return the active shares written at or after `since` (an index range
-        scan on updated_at), and the latest write time seen (`since` if none)."""
+    def change_mark(self, now: float):
+        """Return where the next load_changed() must start so that it misses
+        nothing committed after this moment (take it before the read it
+        follows, e.g. a window load)."""
+        if self.connection.vendor == "postgresql":
+            return self._snapshot_xmin()
+        return now
+
+    def load_changed(self, mark) -> tuple[list, object]:
+        """Return the active shares written since `mark` (from change_mark or
+        the previous call) and the mark to pass next time.
+
+        SQLite: `mark` is a time. Writers read their clock for updated_at
+        holding the database's write lock, so commits come in updated_at
+        order; rows at or after `mark` minus PICKUP_OVERLAP (small clock
+        steps) are read through the updated_at index.
+        PostgreSQL: `mark` is the xmin of an earlier snapshot. A transaction
+        still running then has an id at or above it and so does any later
+        one, however long it takes to commit or whatever the clocks did;
+        rows whose write_xid (a trigger stamps it, see expiry migration 0002)
+        is at or above `mark` are read through their partial index.
+        """
+        if self.connection.vendor == "postgresql":
+            next_mark = self._snapshot_xmin()  # before the read: the overlap is what makes it exact
+            write_xid = RawSQL(f"{Share._meta.db_table}.write_xid", [], output_field=models.BigIntegerField())
+            rows = self._active().alias(write_xid=write_xid).filter(write_xid__gte=mark).order_by()
+            found = [ShareDeadline(i, expires_at.timestamp()) for i, expires_at in rows.values_list("id", "expires_at")]
+            return found, next_mark
+        since = mark - PICKUP_OVERLAP
         rows = self._active().filter(updated_at__gte=to_datetime(since)).order_by()
-        latest = since
+        latest = mark
         found = []
         for share_id, expires_at, updated_at in rows.values_list("id", "expires_at", "updated_at"):
             latest = max(latest, updated_at.timestamp())
             found.append(ShareDeadline(share_id, expires_at.timestamp()))
         return found, latest
+
+    def _snapshot_xmin(self) -> int:
+        with self.connection.cursor() as cursor:
+            cursor.execute("SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint")
+            return cursor.fetchone()[0]
 
     def expire(self, share_ids: list[int], now: float) -> list[int]:
         """Expire those of `share_ids` still active and due at `now`, in one
@@ -150,38 +187,33 @@ class ShareStore:
 
     @property
     def expires_in_bulk(self) -> bool:
-        """Whether expire_all_due() is the faster way through a burst: on
-        SQLite, whose single writer makes a read-then-write transaction exact.
-        (PostgreSQL's daemons share bursts through SKIP LOCKED batches.)"""
+        """Whether a burst reads its due ids first (due_ids) rather than
+        popping them from the heap batch by batch: on SQLite. (PostgreSQL's
+        daemons share bursts through SKIP LOCKED batches.)"""
         if self.bulk is not None:
             return self.bulk
         return self.connection.vendor == "sqlite"
 
-    def expire_all_due(self, now: float) -> list[int]:
-        """Expire every active share due at `now` in one IMMEDIATE transaction
-        (SQLite only): read their ids, then one UPDATE with the same condition
-        over the partial expiry index. Holding the write lock from the read
-        on, nobody can change those rows in between; return the ids."""
+    def due_ids(self, now: float, limit: int) -> list[int]:
+        """Return up to `limit` ids of active shares due at `now`, oldest
+        deadline first, read from the expiry index alone (a burst's first
+        step; the UPDATEs that follow decide, with their own stamps)."""
         connection = self.connection
         table = connection.ops.quote_name(Share._meta.db_table)
         stamp = connection.ops.adapt_datetimefield_value(to_datetime(now))
         # The status is written into the SQL (a constant of ours, not input)
         # so the planner can match the partial index's WHERE status = 'active'.
-        due = f"status = '{Share.Status.ACTIVE}' AND expires_at <= ?"
-        self._tune(connection)
-        with transaction.atomic(using=self.using), connection.wrap_database_errors:
-            raw = connection.connection
-            expired = [row[0] for row in raw.execute(f"SELECT id FROM {table} WHERE {due}", [stamp])]
-            raw.execute(
-                f"UPDATE {table} SET status = ?, end_reason = ?, ended_at = ?, updated_at = ? WHERE {due}",
-                [Share.Status.EXPIRED, Share.EndReason.EXPIRED, stamp, stamp, stamp],
-            )
-            if expired:
-                transaction.on_commit(
-                    partial(shares_expired.send, sender=ShareStore, share_ids=expired, ended_at=to_datetime(now)),
-                    using=self.using,
-                )
-        return expired
+        sql = (
+            f"SELECT id FROM {table} WHERE status = '{Share.Status.ACTIVE}' AND expires_at <= %s "
+            f"ORDER BY expires_at, id LIMIT {int(limit)}"
+        )
+        if connection.vendor == "sqlite":
+            self._tune(connection)
+            with connection.wrap_database_errors:
+                return [row[0] for row in connection.connection.execute(sql.replace("%s", "?"), [stamp])]
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [stamp])
+            return [row[0] for row in cursor.fetchall()]
 
     def current_deadlines(self, share_ids: list[int]) -> list[ShareDeadline]:
         """Return the deadlines of those of `share_ids` that are still active."""

@@ -217,7 +217,7 @@ class NotifyListener(threading.Thread):
                     try:
                         self.notices.put(parse_payload(notify.payload))
                     except ValueError:
-                        logger.warning("ignored a malformed notice %r", notify.payload)
+                        logger.warning("ignored a malformed notice %r", notify.payload[:80])
                     self.wake.set()
 
     def push(self, marker: str) -> None:
@@ -289,7 +289,7 @@ class DatagramListener(threading.Thread):
                 try:
                     self.notices.put(parse_payload(data.decode()))
                 except ValueError:
-                    logger.warning("ignored a malformed notice %r", data)
+                    logger.warning("ignored a malformed notice %r", data[:80])
                 self.wake.set()
         finally:
             sock.close()
@@ -303,7 +303,14 @@ class DatagramListener(threading.Thread):
             os.unlink(self.path)
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         try:
-            sock.bind(self.path)
+            # Owner only: whoever may send to the socket may inject deadlines.
+            # The umask covers the instant between bind() and chmod().
+            umask = os.umask(0o177)
+            try:
+                sock.bind(self.path)
+            finally:
+                os.umask(umask)
+            os.chmod(self.path, 0o600)
             # stop() wakes recv() with an empty datagram; the timeout is only
             # a backstop should that one be lost, so idle costs no wake-ups.
             sock.settimeout(5.0)

@@ -202,8 +202,8 @@ def test_burst_is_expired_in_batches_of_sorted_ids(frozen, share_due, django_cap
     assert Share.objects.filter(status=Share.Status.EXPIRED).count() == 12
 
 
-@pytest.mark.skipif("connection.vendor != 'sqlite'", reason="bursts go in one UPDATE on SQLite only")
-def test_burst_on_sqlite_is_one_update_that_leaves_renewed_shares_alone(
+@pytest.mark.skipif("connection.vendor != 'sqlite'", reason="bursts read their ids first on SQLite only")
+def test_a_burst_on_sqlite_is_read_from_the_index_and_leaves_renewed_shares_alone(
     frozen, share_due, django_capture_on_commit_callbacks
 ):
     shares = [share_due(1) for _ in range(12)]

@@ -42,7 +42,7 @@ def read_id_logs(*paths: Path) -> tuple[Counter, dict[int, float]]:
         if not path.exists():
             continue
         for line in path.read_text().splitlines():
-            share_id, stamp = line.split()
+            share_id, stamp, _logged = line.split()
             counts[int(share_id)] += 1
             stamps[int(share_id)] = float(stamp)
     return counts, stamps

@@ -1,0 +1,44 @@
+"""The lease's idle cost: renewed every ttl/2 with one conditional UPDATE."""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from expiry.lease import LeaseKeeper
+from expiry.models import Lease
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+class Clock:
+    def __init__(self, now: float = 1_000_000.0):
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_holder_renews_halfway_with_one_statement():
+    clock = Clock()
+    keeper = LeaseKeeper(ttl=6, owner="a", clock=clock)
+    assert keeper.keep()
+    assert keeper.seconds_until_renewal() == 3.0
+    clock.now += 2.9
+    with CaptureQueriesContext(connection) as nothing:
+        assert keeper.keep()
+    assert len(nothing) == 0  # not due: no query at all
+    clock.now += 0.2
+    with CaptureQueriesContext(connection) as renewal:
+        assert keeper.keep()
+    assert [q["sql"].split()[0] for q in renewal] == ["UPDATE"]
+    assert Lease.objects.get(name="runexpiry").expires_at.timestamp() == pytest.approx(clock.now + 6)
+
+
+def test_a_holder_whose_lease_was_taken_does_not_renew_it():
+    clock = Clock()
+    first = LeaseKeeper(ttl=6, owner="a", clock=clock)
+    assert first.keep()
+    Lease.objects.filter(name="runexpiry").update(owner="b")  # another daemon took it (after a stall)
+    clock.now += 3.1
+    assert not first.keep()
+    assert Lease.objects.get(name="runexpiry").owner == "b"
