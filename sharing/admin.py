@@ -20,7 +20,8 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html
 
-from sharing.models import Share, SharingPolicy, StoredFile, format_duration
+from sharing.admin_filters import EffectiveStatusFilter, EndReasonFilter, ExpiresWithinFilter
+from sharing.models import Share, SharingPolicy, StoredFile, clean_file_name, format_duration
 
 EXTENSION = timedelta(days=7)
 EMPTY = "—"
@@ -59,45 +60,6 @@ admin.site.site_title = "Microcloud admin"
 
 
 # --- Shares -----------------------------------------------------------------
-
-
-class EffectiveStatusFilter(admin.SimpleListFilter):
-    """Status as a client sees it: an active share past its deadline is expired."""
-
-    title = "status"
-    parameter_name = "status"
-
-    def lookups(self, request, model_admin):
-        return Share.Status.choices
-
-    def queryset(self, request, queryset):
-        if self.value() is None:
-            return queryset
-        return queryset.with_effective_status(self.value(), timezone.now())
-
-
-class ExpiresWithinFilter(admin.SimpleListFilter):
-    """Active shares whose deadline lies between now and now + the window."""
-
-    title = "expires within"
-    parameter_name = "expires_within"
-    WINDOWS = {
-        "1h": ("1 h", timedelta(hours=1)),
-        "24h": ("24 h", timedelta(hours=24)),
-        "7d": ("7 d", timedelta(days=7)),
-    }
-
-    def lookups(self, request, model_admin):
-        return [(key, label) for key, (label, _window) in self.WINDOWS.items()]
-
-    def queryset(self, request, queryset):
-        if self.value() is None:
-            return queryset
-        if self.value() not in self.WINDOWS:
-            return queryset.none()
-        now = timezone.now()
-        window = self.WINDOWS[self.value()][1]
-        return queryset.servable(now).filter(expires_at__lte=now + window)
 
 
 class ShareAdminForm(forms.ModelForm):
@@ -147,7 +109,7 @@ class ShareAdmin(admin.ModelAdmin):
     )
     list_display_links = ("token_short", "file")
     list_select_related = ("file", "owner")
-    list_filter = (EffectiveStatusFilter, ExpiresWithinFilter)
+    list_filter = (EffectiveStatusFilter, ExpiresWithinFilter, EndReasonFilter)
     search_fields = ("=token", "file__name", "owner__username")
     search_help_text = "Search by full token, file name or owner username."
     # Newest first by primary key (insertion order): the model's -created_at
@@ -169,6 +131,9 @@ class ShareAdmin(admin.ModelAdmin):
         "ended_at",
         "lateness_ms",
         "download_count",
+        "max_downloads",
+        "downloads_left",
+        "has_password",
         "created_at",
         "updated_at",
     )
@@ -202,7 +167,18 @@ class ShareAdmin(admin.ModelAdmin):
 
     @admin.display(description="downloads", ordering="download_count")
     def downloads(self, share):
-        return share.download_count
+        """The count, and the limit with what is left when there is one."""
+        if share.max_downloads is None:
+            return share.download_count
+        return f"{share.download_count} of {share.max_downloads} ({share.downloads_left} left)"
+
+    @admin.display(description="downloads left")
+    def downloads_left(self, share):
+        return "unlimited" if share.max_downloads is None else share.downloads_left
+
+    @admin.display(description="password", boolean=True)
+    def has_password(self, share):
+        return share.has_password
 
     @admin.display(description="lateness (ms)", ordering=_LATENESS)
     def lateness_ms(self, share):
@@ -350,8 +326,30 @@ class ShareInline(admin.TabularInline):
         return False
 
 
+class StoredFileAdminForm(forms.ModelForm):
+    """The display name, refused with a message when it is not one
+    clean_file_name would keep as it is (StoredFile.save cleans it anyway)."""
+
+    class Meta:
+        model = StoredFile
+        fields = ["name"]
+
+    def clean_name(self):
+        name = self.cleaned_data["name"]
+        cleaned = clean_file_name(name)
+        if cleaned != name:
+            raise ValidationError(
+                "A file name cannot hold line breaks, other control characters or slashes: it is sent in "
+                "the headers of every download and must not name a folder. Suggested: “%(cleaned)s”.",
+                code="unclean",
+                params={"cleaned": cleaned},
+            )
+        return name
+
+
 @admin.register(StoredFile)
 class StoredFileAdmin(admin.ModelAdmin):
+    form = StoredFileAdminForm
     list_display = ("name", "owner", "human_size", "content_type", "created_at", "share_count")
     list_select_related = ("owner",)
     search_fields = ("name", "owner__username", "^sha256")

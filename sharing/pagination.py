@@ -7,3 +7,11 @@ class StandardPagination(PageNumberPagination):
     page_size = 50
     page_size_query_param = "page_size"
     max_page_size = 500
+
+    def get_schema_operation_parameters(self, view):
+        parameters = super().get_schema_operation_parameters(view)
+        for parameter in parameters:
+            if parameter["name"] == self.page_size_query_param:
+                parameter["schema"] |= {"minimum": 1, "maximum": self.max_page_size}
+                parameter["description"] = f"Results per page (at most {self.max_page_size}; default {self.page_size})."
+        return parameters

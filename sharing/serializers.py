@@ -8,14 +8,16 @@ import re
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.urls import reverse
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from microcloud.middleware import too_large_message
 from sharing.exceptions import PayloadTooLarge
-from sharing.models import Share, SharingPolicy, StoredFile
+from sharing.models import KEEP, Share, SharingPolicy, StoredFile, clean_content_type
 
 # The largest number of seconds a timedelta can hold: anything above it could
 # never pass the policy's maximum and would only overflow inside the model.
@@ -42,6 +44,13 @@ class FileUploadSerializer(serializers.Serializer):
     def validate_file(self, upload):
         if upload.size > settings.MAX_UPLOAD_BYTES:
             raise PayloadTooLarge(too_large_message())
+        if (upload.content_type or "").strip():
+            # A part sent without a type keeps none here: the model then
+            # guesses one from the file's name.
+            try:
+                upload.content_type = clean_content_type(upload.content_type)
+            except DjangoValidationError as exc:
+                raise serializers.ValidationError(exc.messages) from None
         return upload
 
     def create(self, validated_data):
@@ -51,11 +60,7 @@ class FileUploadSerializer(serializers.Serializer):
         return StoredFileSerializer(instance, context=self.context).data
 
 
-def too_large_message() -> str:
-    return f"The file is larger than the maximum upload size of {settings.MAX_UPLOAD_BYTES} bytes."
-
-
-@extend_schema_field(OpenApiTypes.INT)
+@extend_schema_field({"type": "integer", "minimum": 1, "maximum": MAX_EXPIRES_IN})
 class SecondsField(serializers.Field):
     """A whole number of seconds, given as a JSON integer or a string of digits.
 
@@ -106,6 +111,43 @@ class ExpiryInputSerializer(serializers.Serializer):
         )
 
 
+class StrictCharField(serializers.CharField):
+    """A JSON string only: DRF's CharField turns 12345 into "12345", and a
+    password typed as a number is more likely a client bug than a choice."""
+
+    default_error_messages = {"not_a_string": "Must be a string."}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("not_a_string")
+        return super().to_internal_value(data)
+
+
+# Far above any real use, and within the column on every database.
+MAX_DOWNLOADS_LIMIT = 1_000_000_000
+
+
+class LinkRulesSerializer(serializers.Serializer):
+    """The optional download limit and password of a link."""
+
+    max_downloads = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=MAX_DOWNLOADS_LIMIT,
+        help_text="How many downloads the link allows in all; null or absent means unlimited.",
+    )
+    password = StrictCharField(
+        required=False,
+        write_only=True,
+        allow_blank=True,
+        trim_whitespace=False,
+        max_length=1024,
+        style={"input_type": "password"},
+        help_text="A password the link asks for (stored hashed, never shown); an empty string removes it.",
+    )
+
+
 class OwnFileField(serializers.PrimaryKeyRelatedField):
     """A file id, looked up among the requesting user's files only.
 
@@ -117,36 +159,57 @@ class OwnFileField(serializers.PrimaryKeyRelatedField):
         return StoredFile.objects.filter(owner=self.context["request"].user)
 
 
-class ShareCreateSerializer(ExpiryInputSerializer):
+def refuse_unknown_fields(serializer: serializers.Serializer, message: str) -> None:
+    """A field we do not know is a 400 naming it, not silently dropped: a
+    client with a typo, or newer than this server, must not believe it set it."""
+    extra = sorted(set(getattr(serializer.initial_data, "keys", dict)()) - set(serializer.fields))
+    if extra:
+        raise serializers.ValidationError(dict.fromkeys(extra, message))
+
+
+class ShareCreateSerializer(ExpiryInputSerializer, LinkRulesSerializer):
     file = OwnFileField(queryset=StoredFile.objects.all(), help_text="Id of one of your files.")
 
     def validate(self, attrs):
+        refuse_unknown_fields(self, "This field does not exist; nothing was created.")
         # Raises Django's ValidationError naming the field; DRF reports it as a 400.
         attrs["deadline"] = self.resolve_deadline(attrs)
         return attrs
 
     def create(self, validated_data):
-        return Share.create_for(file=validated_data["file"], expires_at=validated_data["deadline"])
+        return Share.create_for(
+            file=validated_data["file"],
+            expires_at=validated_data["deadline"],
+            max_downloads=validated_data.get("max_downloads"),
+            password=validated_data.get("password", ""),
+        )
 
     def to_representation(self, instance):
         return ShareSerializer(instance, context=self.context).data
 
 
-class ShareUpdateSerializer(ExpiryInputSerializer):
-    """Renew or shorten a share: exactly one of expires_in or expires_at."""
+class ShareUpdateSerializer(ExpiryInputSerializer, LinkRulesSerializer):
+    """Change a live share: its deadline (expires_in or expires_at), its
+    download limit, its password, or several at once."""
 
     def validate(self, attrs):
         # Refusing other fields (rather than ignoring them) tells a client that
         # tried to change a token, file or status that nothing happened.
-        extra = sorted(set(self.initial_data) - set(self.fields))
-        if extra:
-            raise serializers.ValidationError(
-                dict.fromkeys(extra, "This field cannot be changed; send only expires_in or expires_at.")
-            )
-        if "expires_in" not in attrs and "expires_at" not in attrs:
-            raise serializers.ValidationError({"non_field_errors": ["Give expires_in or expires_at."]})
-        attrs["deadline"] = self.resolve_deadline(attrs)
+        refuse_unknown_fields(self, f"This field cannot be changed; send only {', '.join(self.fields)}.")
+        if not attrs:
+            raise serializers.ValidationError({"non_field_errors": [f"Give at least one of {', '.join(self.fields)}."]})
+        if "expires_in" in attrs or "expires_at" in attrs:
+            attrs["deadline"] = self.resolve_deadline(attrs)
         return attrs
+
+    def changes(self) -> dict:
+        """Keyword arguments for Share.change."""
+        data = self.validated_data
+        return {
+            "expires_at": data.get("deadline"),
+            "max_downloads": data.get("max_downloads", KEEP),
+            "password": data.get("password", KEEP),
+        }
 
 
 class BlankAsNullChoiceField(serializers.ChoiceField):
@@ -165,11 +228,15 @@ class ShareSerializer(serializers.ModelSerializer):
         choices=Share.EndReason.choices,
         allow_null=True,
         read_only=True,
-        help_text="Why the share ended (expired, unshared, file_deleted); null while it is active.",
+        help_text="Why the share ended (expired, download_limit, unshared, file_deleted); null while it is active.",
     )
     lateness_ms = serializers.SerializerMethodField(
         help_text="For a share the expiry daemon ended: milliseconds between expires_at and the expiry's commit."
     )
+    downloads_left = serializers.IntegerField(
+        read_only=True, allow_null=True, help_text="Downloads the limit still allows; null when unlimited."
+    )
+    has_password = serializers.BooleanField(read_only=True, help_text="Whether the link asks for a password.")
 
     class Meta:
         model = Share
@@ -184,6 +251,9 @@ class ShareSerializer(serializers.ModelSerializer):
             "ended_at",
             "end_reason",
             "download_count",
+            "max_downloads",
+            "downloads_left",
+            "has_password",
             "lateness_ms",
         ]
         read_only_fields = fields

@@ -1,18 +1,11 @@
-"""API routes (mounted under /api/) and the public link route."""
+"""API routes (mounted under /api/); the public link lives in links.urls."""
 
-from django.urls import re_path
 from rest_framework.routers import DefaultRouter
 
-from sharing import public, views
+from sharing import views
 
 router = DefaultRouter()
 router.register("files", views.FileViewSet, basename="file")
 router.register("shares", views.ShareViewSet, basename="share")
 
 api_urlpatterns = router.urls
-
-# Tokens are URL-safe base64 (secrets.token_urlsafe); anything else cannot be
-# a token, so it is a plain 404 without a database query.
-public_urlpatterns = [
-    re_path(r"^s/(?P<token>[A-Za-z0-9_-]{1,64})$", public.download, name="public-share"),
-]

@@ -5,7 +5,6 @@ share is never looked up at all (get_queryset filters by owner), so it answers
 404, exactly like an id that does not exist.
 """
 
-from django.conf import settings
 from django.http import FileResponse
 from django.utils import timezone
 from django.utils.functional import cached_property
@@ -15,11 +14,13 @@ from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.decorators import action
+from rest_framework.exceptions import APIException, Throttled
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
-from sharing.exceptions import Conflict, Gone, PayloadTooLarge
+from ratelimit.logins import LoginRefused, attempt_succeeded, begin_attempt
+from sharing.exceptions import Conflict, Gone
 from sharing.filters import ShareFilterBackend
 from sharing.models import Share, StoredFile
 from sharing.serializers import (
@@ -28,12 +29,7 @@ from sharing.serializers import (
     ShareSerializer,
     ShareUpdateSerializer,
     StoredFileSerializer,
-    too_large_message,
 )
-
-# Room for the multipart boundaries and part headers around the file itself,
-# so a body can be refused from its Content-Length before it is read.
-MULTIPART_OVERHEAD_BYTES = 64 * 1024
 
 NOT_FOUND = OpenApiResponse(description="No such id among your own files or shares.")
 BAD_REQUEST = OpenApiResponse(description="Invalid input; the body names each offending field.")
@@ -44,17 +40,42 @@ class TokenView(ObtainAuthToken):
 
     @extend_schema(
         summary="Get your API token",
-        description="Send it back as `Authorization: Token <token>` on every other API call.",
+        description="Send it back as `Authorization: Bearer <token>` (or `Token <token>`) on every other API call.",
         tags=["auth"],
         auth=[],
-        request=AuthTokenSerializer,
+        request={"application/json": AuthTokenSerializer},
         responses={
             200: inline_serializer("Token", {"token": serializers.CharField()}),
             400: OpenApiResponse(description="Wrong username or password, or a field is missing."),
+            429: OpenApiResponse(
+                description="Too many attempts from this address, or failed ones for this username; see Retry-After."
+            ),
+            503: OpenApiResponse(description="The attempt counter cannot be reached; retry after Retry-After."),
         },
     )
     def post(self, request, *args, **kwargs):
-        return super().post(request, *args, **kwargs)
+        username = request.data.get("username", "") if hasattr(request.data, "get") else ""
+        try:
+            begin_attempt(request, username)
+        except LoginRefused as refused:
+            raise refusal_error(refused) from None
+        response = super().post(request, *args, **kwargs)
+        attempt_succeeded(request, username)  # reached only when the credentials were right
+        return response
+
+
+class LoginsPaused(APIException):
+    status_code = 503
+    default_code = "logins_paused"
+
+
+def refusal_error(refused: LoginRefused) -> APIException:
+    """The API's answer to a refused log-in: {"detail": ...} with Retry-After."""
+    if refused.status == 429:
+        return Throttled(wait=refused.retry_after, detail=refused.message)
+    error = LoginsPaused(refused.sentence())
+    error.wait = refused.retry_after  # DRF's handler sends it as Retry-After
+    return error
 
 
 class PassthroughContentNegotiation(BaseContentNegotiation):
@@ -112,11 +133,8 @@ class FileViewSet(
         },
     )
     def create(self, request, *args, **kwargs):
-        # Refuse an obviously oversized body before reading it into a temp file;
-        # the exact check on the file's size is the serializer's.
-        declared = request.META.get("CONTENT_LENGTH") or ""
-        if declared.isdigit() and int(declared) > settings.MAX_UPLOAD_BYTES + MULTIPART_OVERHEAD_BYTES:
-            raise PayloadTooLarge(too_large_message())
+        # An oversized Content-Length never gets here (UploadLimitMiddleware
+        # refuses it unread); the exact check on the file's size is the serializer's.
         return super().create(request, *args, **kwargs)
 
     def perform_destroy(self, instance):
@@ -126,8 +144,10 @@ class FileViewSet(
         summary="Download one of your files",
         description="The file's bytes as an attachment under its original name.",
         responses={
+            (200, "*/*"): OpenApiResponse(OpenApiTypes.BINARY, description="The file, with its own Content-Type."),
             (200, "application/octet-stream"): OpenApiResponse(
-                OpenApiTypes.BINARY, description="The file, with its own Content-Type."
+                OpenApiTypes.BINARY,
+                description="The file's bytes: any download may be read as bytes.",
             ),
             404: NOT_FOUND,
             410: OpenApiResponse(description="The file's bytes are missing from storage."),
@@ -140,7 +160,10 @@ class FileViewSet(
             handle = stored.content.storage.open(stored.content.name, "rb")
         except OSError:
             raise Gone("The file's content is missing from storage.") from None
-        return FileResponse(handle, as_attachment=True, filename=stored.name, content_type=stored.content_type)
+        response = FileResponse(handle, as_attachment=True, filename=stored.name, content_type=stored.content_type)
+        # The bytes are the uploader's: never run them as a page of this origin.
+        response["Content-Security-Policy"] = "sandbox"
+        return response
 
 
 @extend_schema_view(
@@ -184,9 +207,10 @@ class ShareViewSet(
         summary="Share one of your files",
         description=(
             "Give expires_in (seconds) or expires_at (ISO 8601), or neither for the policy's default lifetime. "
-            "A lifetime above the policy's maximum is refused."
+            "A lifetime above the policy's maximum is refused. Optionally max_downloads (the link ends with the "
+            "download that uses the last one) and password (asked for by the link, stored hashed)."
         ),
-        request=ShareCreateSerializer,
+        request={"application/json": ShareCreateSerializer},
         responses={201: ShareSerializer, 400: BAD_REQUEST},
     )
     def create(self, request):
@@ -196,12 +220,13 @@ class ShareViewSet(
         return Response(ShareSerializer(share, context=self.get_serializer_context()).data, status=201)
 
     @extend_schema(
-        summary="Renew or shorten a share",
+        summary="Change a share: renew or shorten it, set its download limit or password",
         description=(
-            "Send exactly one of expires_in or expires_at; the maximum lifetime counts from now. "
-            "Any other field is refused with a 400."
+            "Send at least one of: expires_in or expires_at (not both; the maximum lifetime counts from now), "
+            "max_downloads (null lifts the limit; below the downloads already counted is a 400; equal to them "
+            "ends the share), password (an empty string removes it). Any other field is refused with a 400."
         ),
-        request=ShareUpdateSerializer,
+        request={"application/json": ShareUpdateSerializer},
         responses={
             200: ShareSerializer,
             400: BAD_REQUEST,
@@ -213,10 +238,10 @@ class ShareViewSet(
         share = self.get_object()
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        if not share.set_expiry(serializer.validated_data["deadline"]):
+        if not share.change(**serializer.changes()):
             if share.is_servable():
                 raise Conflict("The new deadline passed before it could be saved; nothing was changed.")
-            raise Conflict(f"The share is {share.effective_status()}; only an active share can be renewed.")
+            raise Conflict(f"The share is {share.effective_status()}; only an active share can be changed.")
         return Response(ShareSerializer(share, context=self.get_serializer_context()).data)
 
     @extend_schema(

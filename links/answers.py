@@ -1,0 +1,75 @@
+"""What a public link says when it does not send the file: a page for
+browsers, one plain line for everything else (curl, wget, scripts)."""
+
+from django.http import HttpResponse
+from django.shortcuts import render
+from django.utils import timezone
+
+from sharing.models import Share
+
+# kind: (status, plain-text message)
+ANSWERS = {
+    "no_such_link": (404, "No such link."),
+    "expired": (410, "This link has expired."),
+    "download_limit": (410, "This link has reached its download limit."),
+    "unshared": (410, "This link has been unshared."),
+    "file_gone": (410, "The shared file is no longer available."),
+    "password_required": (403, "This link needs a password: send it in the X-Share-Password header."),
+    "wrong_password": (403, "Wrong password."),
+    "rate_limited": (429, "Too many requests; try again later."),
+    "busy": (503, "The service is busy; try again in a moment."),
+}
+
+PAGE_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+
+
+def wants_html(request) -> bool:
+    """Whether the client asked for a page: browsers list text/html in Accept;
+    curl, wget and most scripts send */* or nothing."""
+    for item in request.headers.get("Accept", "").split(","):
+        media_type, *params = (part.strip() for part in item.split(";"))
+        if media_type.lower() in ("text/html", "application/xhtml+xml"):
+            quality = next((p[2:] for p in params if p.lower().startswith("q=")), "1")
+            try:
+                if float(quality) > 0:
+                    return True
+            except ValueError:
+                continue
+    return False
+
+
+def ended_kind(share: Share, now=None) -> str | None:
+    """Why `share` may not serve at `now`, or None if it may."""
+    now = now or timezone.now()
+    if share.end_reason == Share.EndReason.FILE_DELETED or share.file_id is None:
+        return "file_gone"
+    if share.status == Share.Status.UNSHARED:
+        return "unshared"
+    if share.end_reason == Share.EndReason.DOWNLOAD_LIMIT:
+        return "download_limit"
+    if not share.is_servable(now):
+        return "expired"
+    return None
+
+
+def with_page_headers(response: HttpResponse) -> HttpResponse:
+    response["Content-Security-Policy"] = PAGE_CSP
+    response["Cache-Control"] = "no-store"
+    response["Vary"] = "Accept"
+    return response
+
+
+def answer(request, kind: str, *, share: Share | None = None, retry_after: int | None = None, **context):
+    """The refusal `kind` as a page or a line, with its status."""
+    status, message = ANSWERS[kind]
+    if wants_html(request):
+        context = {"kind": kind, "message": message, "share": share, "retry_after": retry_after, **context}
+        response = render(request, "links/ended.html", context, status=status)
+    else:
+        response = HttpResponse(f"{message}\n", status=status, content_type="text/plain; charset=utf-8")
+    if retry_after is not None:
+        response["Retry-After"] = str(retry_after)
+    return with_page_headers(response)

@@ -1,0 +1,14 @@
+"""The public link: /s/<token> (page or file) and /s/<token>/download (file)."""
+
+from django.urls import re_path
+
+from links import views
+
+# Tokens are URL-safe base64 (secrets.token_urlsafe); anything else cannot be
+# a token, so it is a plain 404 without a database query.
+TOKEN = r"(?P<token>[A-Za-z0-9_-]{1,64})"
+
+urlpatterns = [
+    re_path(rf"^s/{TOKEN}$", views.link, name="public-share"),
+    re_path(rf"^s/{TOKEN}/download$", views.download, name="public-download"),
+]

@@ -1,0 +1,138 @@
+"""The public link, for people and for scripts.
+
+GET /s/<token> shows a browser (Accept: text/html) the landing page and
+sends anyone else the file, so existing links and scripts keep working;
+GET /s/<token>/download always sends the file; POST /s/<token> takes the
+link's password from the landing page's form. Viewing the page counts
+nothing; sending the file is decided by links.downloads.
+"""
+
+import logging
+
+from django.db import DatabaseError
+from django.shortcuts import redirect, render
+from django.template.defaultfilters import filesizeformat
+from django.utils import timezone
+from django.views.decorators.http import require_http_methods, require_safe
+
+from links import downloads
+from links.answers import answer, ended_kind, wants_html, with_page_headers
+from links.guards import header_password, request_allowed, try_password
+from links.tickets import give_unlock, is_unlocked
+from ratelimit.limits import CountersUnavailable
+from sharing.models import Share
+
+logger = logging.getLogger(__name__)
+
+
+def find(token: str) -> Share | None:
+    return Share.objects.select_related("file").filter(token=token).first()
+
+
+def guarded(view):
+    """Rate-limit per client address; a database too busy to answer (or
+    rate counters out of reach) is a 503 with Retry-After, never a 500;
+    tokens appear in logs shortened."""
+
+    def wrapped(request, token: str):
+        try:
+            allowed, retry_after = request_allowed(request)
+            if not allowed:
+                return answer(request, "rate_limited", retry_after=retry_after)
+            response = view(request, token)
+        except (DatabaseError, CountersUnavailable):
+            logger.exception("Public link %s… could not reach the database or the rate counters", token[:6])
+            return answer(request, "busy", retry_after=1)
+        response["Vary"] = "Accept"
+        return response
+
+    wrapped.__name__ = view.__name__
+    wrapped.__doc__ = view.__doc__
+    return wrapped
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@guarded
+def link(request, token: str):
+    """The landing page for browsers, the file for everyone else."""
+    if request.method == "POST":
+        return unlock(request, token)
+    if wants_html(request):
+        return landing(request, token)
+    return send(request, token)
+
+
+@require_safe
+@guarded
+def download(request, token: str):
+    """Always the file (the landing page's Download button)."""
+    return send(request, token)
+
+
+def landing(request, token: str, *, password_error: bool = False, status: int = 200):
+    share = find(token)
+    if share is None:
+        return answer(request, "no_such_link")
+    kind = ended_kind(share)
+    if kind is not None:
+        return answer(request, kind, share=share)
+    locked = share.has_password and not is_unlocked(request, share)
+    context = {
+        "share": share,
+        "locked": locked,
+        "password_error": password_error,
+        "file_name": share.file.name,
+        "file_size": filesizeformat(share.file.size),
+        "file_size_bytes": share.file.size,
+        "content_type": share.file.content_type,
+        "ms_left": max(0, int((share.expires_at - timezone.now()).total_seconds() * 1000)),
+    }
+    return with_page_headers(render(request, "links/landing.html", context, status=status))
+
+
+def unlock(request, token: str):
+    """Check the landing page's password form; on success remember it in a
+    cookie for this link and go back to the page (POST, redirect, GET)."""
+    share = find(token)
+    outcome, retry_after = try_password(request, share, token, request.POST.get("password", ""))
+    if outcome == "rate_limited":
+        return answer(request, "rate_limited", retry_after=retry_after)
+    if outcome == "wrong":
+        if share is None or ended_kind(share) is not None:
+            return answer(request, "wrong_password")
+        return landing(request, token, password_error=True, status=403)
+    response = redirect("public-share", token=token)
+    response.status_code = 303
+    give_unlock(response, share)
+    return response
+
+
+def send(request, token: str):
+    share = find(token)
+    if share is None:
+        return answer(request, "no_such_link")
+    kind = ended_kind(share)
+    # Cheap early answer for links that have plainly ended; the authoritative
+    # check is the conditional UPDATE in downloads.serve. A link that ended
+    # by its limit may still finish a download it counted (resume ticket).
+    if kind is not None and not (kind == "download_limit" and downloads.resumes(request, share)):
+        return answer(request, kind, share=share)
+    if share.has_password and not is_unlocked(request, share):
+        given = header_password(request)
+        if given is None:
+            return answer(request, "password_required", share=share)
+        outcome, retry_after = try_password(request, share, token, given)
+        if outcome == "rate_limited":
+            return answer(request, "rate_limited", retry_after=retry_after)
+        if outcome == "wrong":
+            return answer(request, "wrong_password")
+    try:
+        response = downloads.serve(request, share)
+    except downloads.FileMissing:
+        logger.warning("Share %s points at missing bytes %s", share.pk, share.file.content.name)
+        return answer(request, "file_gone", share=share)
+    if response is None:
+        # Refused by the UPDATE: re-read to say why (unshared, expired or used up meanwhile).
+        current = find(token)
+        return answer(request, (ended_kind(current) if current else None) or "file_gone", share=current)
+    return response

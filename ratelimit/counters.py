@@ -1,0 +1,158 @@
+"""Atomic counters that every worker and node of a deployment shares.
+
+- Redis (REDIS_URL set): Django's Redis cache. add() is SET NX and incr()
+  and decr() are INCRBY, each atomic on the server; a key gets a time to
+  live longer than it is ever incremented for, so an increment never meets
+  a key that expired under it.
+- Otherwise a small SQLite file of its own (RATELIMIT_SQLITE_PATH, under
+  var/): every process of the machine opens the same file, and an upsert
+  with RETURNING counts atomically. It is not the main database, so counting
+  never queues behind share writes for the write lock, and it is not
+  Django's file or database cache, whose incr() is a get and then a set.
+"""
+
+import contextlib
+import functools
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+from django.conf import settings
+from django.core.cache import caches
+from redis.exceptions import RedisError
+
+
+class CountersUnavailable(Exception):
+    """The shared counters cannot be reached: Redis is down, or the SQLite
+    file stayed locked past its timeout or cannot be written."""
+
+
+def reachable(method):
+    """Report any failure of the counters' store as CountersUnavailable, so
+    callers answer "try again" (503) instead of failing with a 500."""
+
+    @functools.wraps(method)
+    def wrapped(*args, **kwargs):
+        try:
+            return method(*args, **kwargs)
+        except (RedisError, sqlite3.Error, OSError) as exc:
+            raise CountersUnavailable(f"{type(exc).__name__}: {exc}") from exc
+
+    return wrapped
+
+
+class RedisCounters:
+    def __init__(self, alias: str = "default"):
+        self.cache = caches[alias]
+
+    def incr(self, key: str, ttl: float) -> int:
+        self.cache.add(key, 0, timeout=ttl)
+        return self.cache.incr(key)
+
+    def decr(self, key: str) -> None:
+        """Undo an increment of this process (a refused hit)."""
+        with contextlib.suppress(ValueError):  # gone meanwhile: nothing to undo
+            self.cache.decr(key)
+
+    def take_back(self, key: str) -> bool:
+        """Decrement `key` if it is above zero; return whether it was."""
+        try:
+            left = self.cache.decr(key)
+        except ValueError:  # no such bucket
+            return False
+        if left >= 0:
+            return True
+        # It was at zero (another refund got there first): restore it. A hit
+        # racing this may see one hit fewer for that instant; counts never drift.
+        self.cache.incr(key)
+        return False
+
+    def values(self, keys: list[str]) -> dict[str, int]:
+        return self.cache.get_many(keys)
+
+
+class SqliteCounters:
+    """Counters in one SQLite file shared by the processes of one machine."""
+
+    # Purge lapsed keys about once in this many increments.
+    PURGE_EVERY = 500
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.local = threading.local()
+        self.increments = 0
+
+    def _connection(self) -> sqlite3.Connection:
+        conn = getattr(self.local, "conn", None)
+        if conn is None:
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            umask = os.umask(0o077)  # counters name client addresses: owner only
+            try:
+                conn = sqlite3.connect(self.path, timeout=5, isolation_level=None, check_same_thread=False)
+            finally:
+                os.umask(umask)
+            conn.execute("PRAGMA journal_mode=WAL")
+            # Counters are not precious: a crash may lose the last few.
+            conn.execute("PRAGMA synchronous=OFF")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS counter (key TEXT PRIMARY KEY, n INTEGER NOT NULL, expires REAL NOT NULL)"
+            )
+            self.local.conn = conn
+        return conn
+
+    def incr(self, key: str, ttl: float) -> int:
+        conn = self._connection()
+        now = time.time()
+        (count,) = conn.execute(
+            "INSERT INTO counter (key, n, expires) VALUES (?, 1, ?) "
+            "ON CONFLICT (key) DO UPDATE SET n = n + 1 RETURNING n",
+            [key, now + ttl],
+        ).fetchone()
+        self.increments += 1
+        if self.increments % self.PURGE_EVERY == 0:
+            conn.execute("DELETE FROM counter WHERE expires <= ?", [now])
+        return count
+
+    def decr(self, key: str) -> None:
+        """Undo an increment of this process (a refused hit)."""
+        self.take_back(key)
+
+    def take_back(self, key: str) -> bool:
+        """Decrement `key` if it is above zero; return whether it was."""
+        conn = self._connection()
+        row = conn.execute("UPDATE counter SET n = n - 1 WHERE key = ? AND n > 0 RETURNING n", [key]).fetchone()
+        return row is not None
+
+    def values(self, keys: list[str]) -> dict[str, int]:
+        placeholders = ", ".join("?" * len(keys))
+        rows = self._connection().execute(
+            f"SELECT key, n FROM counter WHERE key IN ({placeholders}) AND expires > ?", [*keys, time.time()]
+        )
+        return dict(rows.fetchall())
+
+
+_counters = None
+_lock = threading.Lock()
+
+
+def shared_counters():
+    """The deployment's counters: Redis when the default cache is Redis,
+    else the machine-wide SQLite file."""
+    global _counters
+    with _lock:
+        if _counters is None:
+            backend = settings.CACHES["default"]["BACKEND"]
+            if backend == "django.core.cache.backends.redis.RedisCache":
+                _counters = RedisCounters()
+            else:
+                _counters = SqliteCounters(settings.RATELIMIT_SQLITE_PATH)
+        return _counters
+
+
+def reset_shared_counters() -> None:
+    """Forget the chosen backend (tests switch settings)."""
+    global _counters
+    with _lock:
+        _counters = None

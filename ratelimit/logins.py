@@ -1,0 +1,126 @@
+"""Limits on password guessing at every log-in: the API token endpoint and
+the admin's log-in page.
+
+Each attempt is counted per client address and per username before the
+password is checked (hashing costs ~0.3 s of CPU by design, so an attempt
+refused here costs nothing), and a successful log-in takes its counts back:
+the limits bind on failures, exactly, however many attempts race. When the
+counters cannot be reached (Redis down) log-ins pause with a 503 rather
+than go unlimited.
+"""
+
+import logging
+from functools import wraps
+
+from django.conf import settings
+from django.contrib.auth import REDIRECT_FIELD_NAME
+from django.core.exceptions import ValidationError
+from django.template.response import TemplateResponse
+
+from ratelimit.limits import CountersUnavailable, RateLimit, client_address
+
+logger = logging.getLogger(__name__)
+
+WINDOW = 600
+TOO_MANY = "Too many log-in attempts."
+PAUSED = "Log-ins are paused for a moment: the attempt counter cannot be reached."
+
+
+class LoginRefused(Exception):
+    """An attempt refused before its password was looked at."""
+
+    def __init__(self, status: int, message: str, retry_after: int):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.retry_after = retry_after
+
+    def sentence(self) -> str:
+        unit = "second" if self.retry_after == 1 else "seconds"
+        return f"{self.message} Try again in {self.retry_after} {unit}."
+
+
+def _limits() -> tuple[RateLimit, RateLimit]:
+    return (
+        RateLimit("login-address", limit=settings.LOGIN_ATTEMPTS_PER_ADDRESS, window=WINDOW),
+        RateLimit("login-username", limit=settings.LOGIN_FAILURES_PER_USERNAME, window=WINDOW),
+    )
+
+
+def _idents(request, username: str) -> tuple[str, str]:
+    # Usernames differ by case only for Django; for guessing they are one.
+    return client_address(request), str(username or "").strip().lower()[:150]
+
+
+def begin_attempt(request, username: str) -> None:
+    """Count an attempt; raise LoginRefused when a limit is reached."""
+    try:
+        counted = []
+        for limit, ident in zip(_limits(), _idents(request, username), strict=True):
+            decision = limit.hit(ident)
+            if not decision.allowed:
+                for earlier, earlier_ident in counted:
+                    earlier.refund(earlier_ident)
+                raise LoginRefused(429, TOO_MANY, decision.retry_after)
+            counted.append((limit, ident))
+    except CountersUnavailable:
+        logger.exception("Log-in attempt refused: the rate-limit counters cannot be reached")
+        raise LoginRefused(503, PAUSED, 1) from None
+
+
+def attempt_succeeded(request, username: str) -> None:
+    """Take back the attempt of a successful log-in."""
+    try:
+        for limit, ident in zip(_limits(), _idents(request, username), strict=True):
+            limit.refund(ident)
+    except CountersUnavailable:
+        # The log-in stands; its attempt simply stays counted.
+        logger.warning("Could not take back a successful log-in's attempt", exc_info=True)
+
+
+def refused_admin_login(request, refused: LoginRefused) -> TemplateResponse:
+    """The admin's log-in page again, with the refusal as its error and the
+    refusal's status: a person sees the form, a script sees 429 or 503."""
+    from django.contrib import admin
+    from django.contrib.admin.forms import AdminAuthenticationForm
+
+    class RefusedForm(AdminAuthenticationForm):
+        def clean(self):
+            # Never authenticate: the whole point is not to hash.
+            raise ValidationError(refused.sentence(), code="throttled")
+
+    form = RefusedForm(request, data=request.POST)
+    context = {
+        **admin.site.each_context(request),
+        "title": "Log in",
+        "subtitle": None,
+        "app_path": request.get_full_path(),
+        "username": request.user.get_username(),
+        "form": form,
+        REDIRECT_FIELD_NAME: request.POST.get(REDIRECT_FIELD_NAME, ""),
+    }
+    request.current_app = admin.site.name
+    response = TemplateResponse(request, "admin/login.html", context, status=refused.status)
+    response["Retry-After"] = str(refused.retry_after)
+    return response
+
+
+def throttled_admin_login(view):
+    """Wrap the admin's log-in view (a POST of username and password that
+    redirects on success)."""
+
+    @wraps(view)
+    def wrapped(request, *args, **kwargs):
+        if request.method != "POST":
+            return view(request, *args, **kwargs)
+        username = request.POST.get("username", "")
+        try:
+            begin_attempt(request, username)
+        except LoginRefused as refused:
+            return refused_admin_login(request, refused)
+        response = view(request, *args, **kwargs)
+        if response.status_code in (301, 302, 303) and request.user.is_authenticated:
+            attempt_succeeded(request, username)
+        return response
+
+    return wrapped

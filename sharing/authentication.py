@@ -1,0 +1,37 @@
+"""API tokens, sent as `Authorization: Token <key>` or `Authorization: Bearer <key>`.
+
+DRF's TokenAuthentication knows only "Token"; clients generated from an
+OpenAPI schema send "Bearer" by default, so both are accepted (one token
+model, two spellings of the same header).
+"""
+
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from rest_framework import authentication, exceptions
+
+
+class TokenAuthentication(authentication.TokenAuthentication):
+    keywords = ("token", "bearer")
+
+    def authenticate(self, request):
+        parts = authentication.get_authorization_header(request).split()
+        if not parts or parts[0].lower().decode(errors="replace") not in self.keywords:
+            return None
+        if len(parts) != 2:
+            raise exceptions.AuthenticationFailed("Invalid token header: give the token after Token or Bearer.")
+        try:
+            key = parts[1].decode()
+        except UnicodeError:
+            raise exceptions.AuthenticationFailed("Invalid token header: the token is not valid text.") from None
+        return self.authenticate_credentials(key)
+
+
+class TokenAuthenticationScheme(OpenApiAuthenticationExtension):
+    target_class = "sharing.authentication.TokenAuthentication"
+    name = "tokenAuth"
+
+    def get_security_definition(self, auto_schema):
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "Your API token (POST /api/auth/token/), as `Bearer <token>` or `Token <token>`.",
+        }

@@ -1,0 +1,32 @@
+"""Files, shares and the sharing policy: the rules of the product, one
+concept per module. Everything is importable from sharing.models."""
+
+from sharing.models.downloads import MAX_FREE_RESUMES, RESUME_GRACE, Download, resume_slack
+from sharing.models.files import (
+    StoredFile,
+    clean_content_type,
+    clean_file_name,
+    delete_stored_bytes,
+    stored_file_path,
+)
+from sharing.models.policy import SharingPolicy, format_duration
+from sharing.models.shares import KEEP, Share, ShareQuerySet, locked_now, new_share_token
+
+__all__ = [
+    "KEEP",
+    "MAX_FREE_RESUMES",
+    "RESUME_GRACE",
+    "Download",
+    "Share",
+    "ShareQuerySet",
+    "SharingPolicy",
+    "StoredFile",
+    "clean_content_type",
+    "clean_file_name",
+    "delete_stored_bytes",
+    "format_duration",
+    "locked_now",
+    "new_share_token",
+    "resume_slack",
+    "stored_file_path",
+]

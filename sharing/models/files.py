@@ -1,0 +1,140 @@
+"""Stored files: the uploaded bytes, their metadata, and the rules for names
+and types that every path writing them applies."""
+
+import hashlib
+import mimetypes
+import os
+import re
+import uuid
+from functools import partial
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models, transaction
+from django.db.models.signals import post_delete
+from django.dispatch import receiver
+from django.utils import timezone
+
+
+def stored_file_path(instance, filename: str) -> str:
+    # The original name lives in StoredFile.name; on disk a random name avoids
+    # collisions and never lets a user choose a path.
+    return f"files/{timezone.now():%Y/%m}/{uuid.uuid4().hex}"
+
+
+class StoredFile(models.Model):
+    # No single-column index: file_owner_created_idx starts with owner.
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="files", db_index=False)
+    content = models.FileField(upload_to=stored_file_path, max_length=255)
+    name = models.CharField(max_length=255, help_text="The name the file was uploaded with.")
+    size = models.PositiveBigIntegerField(help_text="Size in bytes.")
+    content_type = models.CharField(max_length=255)
+    sha256 = models.CharField(max_length=64)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["owner", "-created_at"], name="file_owner_created_idx")]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def save(self, *args, **kwargs):
+        # Every path that writes a name (upload, admin, shell) cleans it: a
+        # newline in it would make every download's header invalid.
+        self.name = clean_file_name(self.name)
+        super().save(*args, **kwargs)
+
+    @classmethod
+    def create_from_upload(cls, *, owner, upload) -> "StoredFile":
+        """Store the uploaded bytes and their metadata, or neither."""
+        digest = hashlib.sha256()
+        size = 0
+        for chunk in upload.chunks():
+            digest.update(chunk)
+            size += len(chunk)
+        name = clean_file_name(upload.name)
+        content_type = clean_content_type(upload.content_type or mimetypes.guess_type(name)[0] or "")
+        stored = cls(owner=owner, name=name, size=size, content_type=content_type, sha256=digest.hexdigest())
+        stored.content.save(name, upload, save=False)
+        try:
+            stored.save()
+        except BaseException:
+            # The row never existed, so the bytes must not outlive it.
+            stored.content.storage.delete(stored.content.name)
+            raise
+        return stored
+
+    def delete_with_shares(self) -> int:
+        """End the file's active shares, delete the row, then the bytes.
+
+        A share already past its deadline expired before the file went, so it
+        is recorded as expired; the others become unshared (file_deleted).
+        Return how many were unshared. The bytes go only once the transaction
+        has committed, so a rollback never leaves a row without its file.
+        """
+        from sharing.models.shares import Share, locked_now  # shares import files: import here
+
+        with transaction.atomic():
+            active = self.shares.filter(status=Share.Status.ACTIVE)
+            now = locked_now(active)
+            active.filter(expires_at__lte=now).update(
+                status=Share.Status.EXPIRED, end_reason=Share.EndReason.EXPIRED, ended_at=now, updated_at=now
+            )
+            unshared = active.update(
+                status=Share.Status.UNSHARED,
+                end_reason=Share.EndReason.FILE_DELETED,
+                ended_at=now,
+                updated_at=now,
+            )
+            self.delete()  # the bytes follow on commit: delete_stored_bytes
+        return unshared
+
+
+@receiver(post_delete, sender=StoredFile, dispatch_uid="sharing.delete_stored_bytes")
+def delete_stored_bytes(sender, instance: StoredFile, **kwargs) -> None:
+    """Remove a deleted file's bytes once the deletion has committed.
+
+    A receiver rather than code in delete_with_shares, so rows deleted by a
+    cascade (a user deleted in admin) do not leave their bytes behind; on
+    commit, so a rollback never leaves a row without its bytes.
+    """
+    storage, path = instance.content.storage, instance.content.name
+    if path:
+        transaction.on_commit(partial(storage.delete, path), using=kwargs.get("using"))
+
+
+# RFC 9110 media type: type "/" subtype *( ";" parameter ), tokens of the
+# characters below, parameter values a token or a quoted string.
+_TOKEN = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
+MEDIA_TYPE = re.compile(
+    rf"(?P<essence>{_TOKEN}/{_TOKEN})(?P<parameters>(?:[ \t]*;[ \t]*{_TOKEN}=(?:{_TOKEN}|\"[^\"\\\x00-\x1f\x7f]*\"))*)"
+)
+CONTENT_TYPE_MAX = 255  # the column
+
+
+def clean_content_type(raw: str) -> str:
+    """Return `raw` as a stored type (type/subtype lowercased, parameters
+    kept), application/octet-stream when there is none; raise
+    ValidationError when it is not a well-formed media type within the column."""
+    text = (raw or "").strip()
+    if not text:
+        return "application/octet-stream"
+    match = MEDIA_TYPE.fullmatch(text)
+    if match is None or len(text) > CONTENT_TYPE_MAX:
+        raise ValidationError(
+            f"The file's Content-Type {text[:60]!r} is not a valid media type "
+            f"(type/subtype, at most {CONTENT_TYPE_MAX} characters)."
+        )
+    return match["essence"].lower() + match["parameters"]
+
+
+def clean_file_name(raw: str | None) -> str:
+    name = os.path.basename((raw or "").replace("\\", "/")).strip()
+    name = "".join(ch for ch in name if ch.isprintable())
+    if not name:
+        return "file"
+    if len(name) > 255:
+        stem, ext = os.path.splitext(name)
+        name = stem[: 255 - len(ext[:20])] + ext[:20]
+    return name

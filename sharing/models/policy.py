@@ -1,0 +1,87 @@
+"""The sharing policy: default and maximum lifetimes, one admin-edited row."""
+
+from datetime import UTC, datetime, timedelta
+
+from django.core.exceptions import ValidationError
+from django.core.validators import MinValueValidator
+from django.db import models
+from django.db.models import F, Q
+from django.utils import timezone
+
+
+class SharingPolicy(models.Model):
+    """The one row of admin-editable sharing rules (defaults without it)."""
+
+    SINGLETON_ID = 1
+
+    default_lifetime = models.DurationField(
+        default=timedelta(days=7),
+        validators=[MinValueValidator(timedelta(seconds=1))],
+        help_text="Lifetime of a share created without expires_in or expires_at.",
+    )
+    max_lifetime = models.DurationField(
+        default=timedelta(days=30),
+        validators=[MinValueValidator(timedelta(seconds=1))],
+        help_text="Longest lifetime a share may be given, at creation or renewal.",
+    )
+
+    class Meta:
+        verbose_name = "sharing policy"
+        verbose_name_plural = "sharing policy"
+        constraints = [
+            models.CheckConstraint(condition=Q(id=1), name="sharing_policy_single_row"),
+            models.CheckConstraint(
+                condition=Q(default_lifetime__lte=F("max_lifetime")), name="sharing_policy_default_within_max"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return "Sharing policy"
+
+    def save(self, *args, **kwargs):
+        self.pk = self.SINGLETON_ID
+        super().save(*args, **kwargs)
+
+    def clean(self):
+        if self.default_lifetime and self.max_lifetime and self.default_lifetime > self.max_lifetime:
+            raise ValidationError({"default_lifetime": "The default lifetime cannot exceed the maximum lifetime."})
+
+    @classmethod
+    def current(cls) -> "SharingPolicy":
+        return cls.objects.filter(pk=cls.SINGLETON_ID).first() or cls(pk=cls.SINGLETON_ID)
+
+    def resolve_expires_at(
+        self, *, now: datetime, expires_in: int | None = None, expires_at: datetime | None = None
+    ) -> datetime:
+        """Turn a request's expires_in / expires_at into a deadline.
+
+        Raise ValidationError naming the offending field. Neither given means
+        the default lifetime; both given is an error.
+        """
+        if expires_in is not None and expires_at is not None:
+            raise ValidationError({"expires_in": "Give expires_in or expires_at, not both."})
+        if expires_in is not None:
+            if isinstance(expires_in, bool) or not isinstance(expires_in, int) or expires_in <= 0:
+                raise ValidationError({"expires_in": "expires_in must be a positive whole number of seconds."})
+            field, lifetime = "expires_in", timedelta(seconds=expires_in)
+        elif expires_at is not None:
+            if timezone.is_naive(expires_at):
+                expires_at = timezone.make_aware(expires_at, UTC)
+            if expires_at <= now:
+                raise ValidationError({"expires_at": "expires_at must be in the future."})
+            field, lifetime = "expires_at", expires_at - now
+        else:
+            return now + self.default_lifetime
+        if lifetime > self.max_lifetime:
+            limit = format_duration(self.max_lifetime)
+            raise ValidationError({field: f"The share would last longer than the maximum lifetime ({limit})."})
+        return now + lifetime if field == "expires_in" else expires_at
+
+
+def format_duration(value: timedelta) -> str:
+    seconds = int(value.total_seconds())
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= size and seconds % size == 0:
+            count = seconds // size
+            return f"{count} {unit}{'s' if count != 1 else ''}"
+    return f"{seconds} seconds"
