@@ -12,13 +12,16 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from microcloud.env import envbool, envfloat, envint, envlist
+from microcloud.env import envbool, envfloat, envint, envlist, secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 DEBUG = envbool("DEBUG", False)
-# The fallback key is only fit for a laptop; `check --deploy` flags it.
-SECRET_KEY = os.environ.get("SECRET_KEY", "django-insecure-microcloud-development-key-change-me")
+# SECRET_KEY signs sessions, CSRF tokens and the links' cookies: a known one
+# lets anyone forge them. Read it from SECRET_KEY, or from the file named by
+# SECRET_KEY_FILE, or from var/secret_key (`make run` writes it on first
+# start); only a DEBUG instance may fall back to a development key.
+SECRET_KEY = secret_key(DEBUG, default_file=BASE_DIR / "var" / "secret_key")
 ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", [])
 
@@ -33,11 +36,15 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "ratelimit",
     "sharing",
+    "links",
     "expiry",
 ]
 
 MIDDLEWARE = [
+    # First: refuse an oversized body before anything (CSRF, sessions) reads it.
+    "microcloud.middleware.UploadLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -132,6 +139,11 @@ STORAGES = {
 WHITENOISE_MANIFEST_STRICT = False
 # Largest accepted upload, in bytes (default 1 GiB); larger ones get a 413.
 MAX_UPLOAD_BYTES = envint("MAX_UPLOAD_BYTES", 1024**3)
+# Stored files and the folders made for them: the owner only (the service's
+# user). The database and var/ get the same through umask 077 (make run, the
+# systemd units in docs/deployment.md).
+FILE_UPLOAD_PERMISSIONS = 0o600
+FILE_UPLOAD_DIRECTORY_PERMISSIONS = 0o700
 
 # --- Security (production values when DEBUG is off) -----------------------
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if envbool("BEHIND_TLS_PROXY", False) else None
@@ -147,7 +159,7 @@ X_FRAME_OPTIONS = "DENY"
 # --- REST API -------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "sharing.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -163,12 +175,52 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Separate request and response components (a read-only field is never
+    # required of a client), and error answers with bodies, so clients
+    # generated from the schema work unedited (tests/test_openapi_client.py).
+    "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "sharing.schema.add_error_answers",
+    ],
 }
+
+# --- Shared cache and rate limits -----------------------------------------
+# REDIS_URL selects Django's Redis cache, which every worker and node shares;
+# rate limits then count there. Without it they count in a SQLite file that
+# the processes of one machine share (several web nodes need REDIS_URL).
+REDIS_URL = os.environ.get("REDIS_URL", "")
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            # Several deployments (or test runs) may share one Redis.
+            "KEY_PREFIX": os.environ.get("CACHE_KEY_PREFIX", "microcloud"),
+        }
+    }
+RATELIMIT_SQLITE_PATH = Path(os.environ.get("RATELIMIT_SQLITE_PATH", BASE_DIR / "var" / "ratelimit.sqlite3"))
+# Log-in attempts (API token and admin) allowed per client address, and
+# failed ones per username, in any 10 minutes; more get 429 with Retry-After.
+LOGIN_ATTEMPTS_PER_ADDRESS = envint("LOGIN_ATTEMPTS_PER_ADDRESS", 30, minimum=1)
+LOGIN_FAILURES_PER_USERNAME = envint("LOGIN_FAILURES_PER_USERNAME", 10, minimum=1)
+# Trusted reverse proxies in front of the web server: the client address is
+# that many entries from the end of X-Forwarded-For (0: REMOTE_ADDR).
+NUM_PROXIES = envint("NUM_PROXIES", 0, minimum=0)
+
+# --- Public links -----------------------------------------------------------
+# Requests a minute one client address may make to public links (pages and
+# downloads); generous enough for a browser resuming a big download.
+LINK_RATE_LIMIT = envint("LINK_RATE_LIMIT", 600, minimum=1)
 
 # --- Expiry daemon --------------------------------------------------------
 # Seconds between the daemon's window reloads; 0 means "follow the policy"
 # (1 day when the default lifetime is a day or more, else a tenth of it).
 EXPIRY_REFRESH_INTERVAL = envfloat("EXPIRY_REFRESH_INTERVAL", 0)
+# Timer coalescing (seconds): a share due within this of the heap head is
+# expired in the same statement; bounded extra lateness, far fewer statements
+# at thousands of expiries a second (docs/benchmarks.md has the curve).
+EXPIRY_COALESCE = envfloat("EXPIRY_COALESCE", 0.0005)
 # Seconds between checks for shares created or renewed by other processes.
 EXPIRY_PICKUP_INTERVAL = envfloat("EXPIRY_PICKUP_INTERVAL", 0.05)
 # Seconds the daemons' lease lasts unless renewed (SQLite: one daemon works,
@@ -183,12 +235,27 @@ LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO").upper()
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+        "server": {"()": "django.utils.log.ServerFormatter", "format": "[{server_time}] {message}", "style": "{"},
+    },
+    # A live link's token in a log is a live link for whoever reads the log.
+    "filters": {"redact_tokens": {"()": "microcloud.logfilters.RedactShareTokens"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["redact_tokens"]},
+        # runserver's request lines (`make dev`), as Django prints them, redacted.
+        "server": {"class": "logging.StreamHandler", "formatter": "server", "filters": ["redact_tokens"]},
+    },
     "root": {"handlers": ["console"], "level": "WARNING"},
     "loggers": {
         "sharing": {"level": LOG_LEVEL},
+        "links": {"level": LOG_LEVEL},
         "expiry": {"level": LOG_LEVEL},
         "django": {"level": "WARNING"},
+        # Also on the loggers that write request paths, so every handler
+        # (an admin's own, a test's) gets the redacted message.
+        "django.request": {"filters": ["redact_tokens"]},
+        # Configuring it replaces Django's own set-up, handler included.
+        "django.server": {"handlers": ["server"], "level": "INFO", "propagate": False, "filters": ["redact_tokens"]},
     },
 }

@@ -2,14 +2,17 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from sharing.urls import api_urlpatterns, public_urlpatterns
+from ratelimit.logins import throttled_admin_login
+from sharing.urls import api_urlpatterns
 from sharing.views import TokenView
 
 urlpatterns = [
+    # Ahead of admin.site.urls, so the admin's log-in is the throttled one.
+    path("admin/login/", throttled_admin_login(admin.site.login)),
     path("admin/", admin.site.urls),
     path("api/auth/token/", TokenView.as_view(), name="api-token"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("api/", include(api_urlpatterns)),
-    *public_urlpatterns,
+    path("", include("links.urls")),
 ]
