@@ -20,6 +20,17 @@ def media_root(settings, tmp_path):
 
 
 @pytest.fixture(autouse=True)
+def fresh_rate_limits(settings, tmp_path):
+    """Every test counts rate limits from zero, in a file of its own."""
+    from ratelimit.counters import reset_shared_counters
+
+    settings.RATELIMIT_SQLITE_PATH = tmp_path / "ratelimit.sqlite3"
+    reset_shared_counters()
+    yield
+    reset_shared_counters()
+
+
+@pytest.fixture(autouse=True)
 def no_server_errors(monkeypatch):
     """Fail any test in which a request is answered with a 500."""
     original = Client.request

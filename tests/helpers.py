@@ -32,6 +32,9 @@ SHARE_FIELDS = [
     "ended_at",
     "end_reason",
     "download_count",
+    "max_downloads",
+    "downloads_left",
+    "has_password",
     "lateness_ms",
 ]
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -54,6 +57,23 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     env.update(DATABASE_URL=database_url(), DJANGO_SETTINGS_MODULE="microcloud.settings", PYTHONUNBUFFERED="1")
     env.update(extra)
     return env
+
+
+def run_manage(*args: str, cwd: Path = REPO_ROOT, drop: set[str] = frozenset(), **env: str):
+    """Run `manage.py <args>` to completion with the caller's environment less
+    `drop` (and SECRET_KEY, SECRET_KEY_FILE, DEBUG: the settings under test
+    must not see a developer's), plus `env`; return the CompletedProcess."""
+    removed = {"SECRET_KEY", "SECRET_KEY_FILE", "DEBUG", *drop}
+    base = {key: value for key, value in os.environ.items() if key not in removed}
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=cwd,
+        env={**base, "DJANGO_SETTINGS_MODULE": "microcloud.settings", **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def start_manage(*args: str, output: Path | None = None, **env: str) -> subprocess.Popen:
@@ -129,11 +149,21 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_web(port: int, output: Path, *, workers: int = 2, threads: int = 4, **env: str) -> subprocess.Popen:
-    """Start gunicorn (as deployed, see docs/deployment.md) on 127.0.0.1:`port`."""
+def start_web(
+    port: int, output: Path, *, workers: int = 2, threads: int = 4, args: tuple[str, ...] = (), **env: str
+) -> subprocess.Popen:
+    """Start gunicorn (as deployed, see docs/deployment.md) on 127.0.0.1:`port`;
+    `args` are more gunicorn options."""
     gunicorn = str(Path(sys.executable).with_name("gunicorn"))
-    command = [gunicorn, "microcloud.wsgi:application", "--bind", f"127.0.0.1:{port}"]
-    command += ["--workers", str(workers), "--threads", str(threads), "--graceful-timeout", "3"]
+    command = [gunicorn, "-c", "python:microcloud.gunicorn_conf", "microcloud.wsgi:application"]
+    # --no-control-socket: gunicorn 27's control socket has one path per user,
+    # which each server takes over (and removes) from the one beside it.
+    command += ["--bind", f"127.0.0.1:{port}", "--access-logfile", "-", "--no-control-socket"]
+    command += ["--workers", str(workers), "--threads", str(threads), "--graceful-timeout", "3", *args]
+    # Its own rate-limit counters: requests of other tests must not count here.
+    env.setdefault("RATELIMIT_SQLITE_PATH", str(output.with_suffix(".ratelimit.sqlite3")))
+    # Load tests send every request from 127.0.0.1; tests of the limit set it.
+    env.setdefault("LINK_RATE_LIMIT", "1000000000")
     return start(command, output=output, DEBUG="false", **env)
 
 

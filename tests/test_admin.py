@@ -602,3 +602,22 @@ def test_every_admin_page_renders_without_server_error(admin_client, shares, ali
     urls += [f"{SHARES}?o=99", f"{SHARES}?created_at__year=notayear", f"{SHARES}?q=%00"]
     for url in urls:
         assert admin_client.get(url).status_code < 500, url
+
+
+@pytest.mark.django_db
+def test_admin_shows_limits_and_filters_shares_that_ended_by_their_limit(admin_client, alice, make_file):
+    stored = make_file(alice)
+    used_up = Share.create_for(file=stored, expires_at=timezone.now() + timedelta(hours=1), max_downloads=1)
+    used_up.count_download()
+    limited = Share.create_for(file=stored, expires_at=timezone.now() + timedelta(hours=1), max_downloads=5)
+    limited.count_download()
+    make_daemon_expired(stored)
+
+    page = admin_client.get(SHARES).content.decode()
+    assert "1 of 5 (4 left)" in page
+    assert "1 of 1 (0 left)" in page
+    by_limit = admin_client.get(SHARES, {"end_reason": "download_limit"})
+    assert [s.pk for s in by_limit.context["cl"].result_list] == [used_up.pk]
+    assert admin_client.get(SHARES, {"end_reason": "bogus"}).context["cl"].result_count == 0
+    detail = admin_client.get(reverse("admin:sharing_share_change", args=[limited.pk])).content.decode()
+    assert "downloads left" in detail.lower()

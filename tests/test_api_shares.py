@@ -59,6 +59,9 @@ def test_create_with_expires_in(alice_client, alice_file, clock):
         "ended_at": None,
         "end_reason": None,
         "download_count": 0,
+        "max_downloads": None,
+        "downloads_left": None,
+        "has_password": False,
         "lateness_ms": None,
     }
     assert len(share.token) >= 22  # at least 128 random bits, URL-safe base64
@@ -404,7 +407,9 @@ def test_patch_with_neither_field_is_400(alice_client, alice_file):
     response = patch(alice_client, share)
 
     assert response.status_code == 400
-    assert response.json() == {"non_field_errors": ["Give expires_in or expires_at."]}
+    assert response.json() == {
+        "non_field_errors": ["Give at least one of expires_in, expires_at, max_downloads, password."]
+    }
 
 
 def test_patch_with_both_fields_is_400(alice_client, alice_file, clock):
@@ -456,7 +461,9 @@ def test_patch_of_other_fields_is_400(alice_client, alice_file, body):
 
     assert response.status_code == 400
     field = next(name for name in body if name != "expires_in")
-    assert response.json() == {field: ["This field cannot be changed; send only expires_in or expires_at."]}
+    assert response.json() == {
+        field: ["This field cannot be changed; send only expires_in, expires_at, max_downloads, password."]
+    }
     share.refresh_from_db()
     assert (share.token, share.expires_at, share.status, share.file_id) == before
 
@@ -468,7 +475,7 @@ def test_patch_of_an_unshared_share_is_409(alice_client, alice_file):
     response = patch(alice_client, share, expires_in=60)
 
     assert response.status_code == 409
-    assert response.json() == {"detail": "The share is unshared; only an active share can be renewed."}
+    assert response.json() == {"detail": "The share is unshared; only an active share can be changed."}
 
 
 def test_patch_of_a_lapsed_share_is_409_and_does_not_resurrect_it(alice_client, alice_file, clock):
@@ -478,7 +485,7 @@ def test_patch_of_a_lapsed_share_is_409_and_does_not_resurrect_it(alice_client, 
     response = patch(alice_client, share, expires_in=3600)
 
     assert response.status_code == 409
-    assert response.json() == {"detail": "The share is expired; only an active share can be renewed."}
+    assert response.json() == {"detail": "The share is expired; only an active share can be changed."}
     share.refresh_from_db()
     assert share.expires_at == T0 + timedelta(seconds=10)
 

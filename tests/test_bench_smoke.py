@@ -21,7 +21,8 @@ ENGINES = ("daemon", "seed_loop", "sweep")
 pytestmark = pytest.mark.skipif(
     os.environ.get("DATABASE_URL", "").startswith("postgres"), reason="runs once, in the SQLite pass"
 )
-PER_ENGINE = ("spread", "burst", "idle", "pickup")
+PER_ENGINE = ("spread", "rate", "burst", "idle", "pickup")
+DAEMON_ONLY = {"rate"}
 
 
 @pytest.fixture(scope="module")
@@ -43,12 +44,24 @@ def test_every_engine_ran_every_scenario(report):
     scenarios = report["scenarios"]
     assert set(scenarios) == {*PER_ENGINE, "refresh"}
     for name in PER_ENGINE:
-        assert set(scenarios[name]) == set(ENGINES), name
+        expected = {"daemon"} if name in DAEMON_ONLY else set(ENGINES)
+        assert set(scenarios[name]) == expected, name
         for engine, result in scenarios[name].items():
             assert "error" not in result, (name, engine, result.get("error"))
 
 
-@pytest.mark.parametrize("scenario", ["spread", "burst"])
+def test_the_daemon_reports_its_stamp_gaps_and_cpu_at_rate(report):
+    rate = report["scenarios"]["rate"]["daemon"]
+    assert rate["stamp_gap"]["n"] == report["sizes"]["rate_shares"]
+    assert 0 <= rate["stamp_gap"]["max_ms"] < 1000
+    assert 0 < rate["cpu_percent"] < 200
+    burst = report["scenarios"]["burst"]["daemon"]
+    assert burst["stamp_gap"]["n"] == report["sizes"]["burst_shares"]
+    targets = {t["target"] for t in report["targets"]}
+    assert {"10,000/s: p99 lateness <= 2 ms", "burst: ended_at at most 5 ms before its commit"} <= targets
+
+
+@pytest.mark.parametrize("scenario", ["spread", "rate", "burst"])
 def test_all_preloaded_shares_expired_with_non_negative_lateness(report, scenario):
     size = report["sizes"][f"{scenario}_shares"]
     for engine, result in report["scenarios"][scenario].items():

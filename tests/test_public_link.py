@@ -100,13 +100,24 @@ def test_no_account_needed_and_any_account_works(stored, bob_client):
     assert downloads(share) == 2
 
 
-@pytest.mark.parametrize("method", ["post", "put", "patch", "delete"])
+@pytest.mark.parametrize("method", ["put", "patch", "delete"])
 def test_unsafe_methods_are_405_and_not_counted(stored, method):
     share = share_of(stored)
 
     response = getattr(Client(), method)(link(share))
 
     assert response.status_code == 405
+    assert downloads(share) == 0
+
+
+def test_a_post_is_a_password_attempt_and_never_counts(stored):
+    share = share_of(stored)
+
+    response = Client(enforce_csrf_checks=True).post(link(share), {"password": "guess"})
+
+    assert response.status_code == 403  # no CSRF token
+    assert downloads(share) == 0
+    assert Client().post(link(share), {"password": "guess"}).status_code == 403  # no password to match
     assert downloads(share) == 0
 
 

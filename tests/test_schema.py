@@ -63,18 +63,27 @@ def test_schema_describes_the_share_fields(schema):
     share = schema["components"]["schemas"]["Share"]
 
     assert list(share["properties"]) == SHARE_FIELDS
-    assert set(schema["components"]["schemas"]["ShareCreate"]["properties"]) == {"file", "expires_in", "expires_at"}
-    assert set(schema["components"]["schemas"]["PatchedShareUpdate"]["properties"]) == {"expires_in", "expires_at"}
+    rules = {"max_downloads", "password"}
+    assert (
+        set(schema["components"]["schemas"]["ShareCreateRequest"]["properties"])
+        == {"file", "expires_in", "expires_at"} | rules
+    )
+    patch = schema["components"]["schemas"]["PatchedShareUpdateRequest"]
+    assert set(patch["properties"]) == {"expires_in", "expires_at"} | rules
+    limit = schema["components"]["schemas"]["ShareCreateRequest"]["properties"]["max_downloads"]
+    assert (limit["minimum"], limit["maximum"], limit["nullable"]) == (1, 1_000_000_000, True)
+    assert schema["components"]["schemas"]["ShareCreateRequest"]["properties"]["password"]["writeOnly"] is True
+    assert "password" not in share["properties"]
 
 
 @pytest.mark.django_db
 def test_schema_documents_errors_and_parameters(schema):
     paths = schema["paths"]
 
-    assert set(paths["/api/shares/{id}/"]["patch"]["responses"]) == {"200", "400", "404", "409"}
-    assert set(paths["/api/files/"]["post"]["responses"]) == {"201", "400", "413"}
+    assert set(paths["/api/shares/{id}/"]["patch"]["responses"]) == {"200", "400", "401", "403", "404", "409"}
+    assert set(paths["/api/files/"]["post"]["responses"]) == {"201", "400", "401", "403", "413"}
     assert set(paths["/api/files/"]["post"]["requestBody"]["content"]) == {"multipart/form-data"}
-    upload = schema["components"]["schemas"]["FileUpload"]["properties"]["file"]
+    upload = schema["components"]["schemas"]["FileUploadRequest"]["properties"]["file"]
     assert upload["format"] == "binary"
     params = {p["name"]: p for p in paths["/api/shares/"]["get"]["parameters"]}
     assert params["status"]["schema"]["enum"] == ["active", "expired", "unshared"]

@@ -1,0 +1,49 @@
+"""Both rate-limit backends for tests: the machine-wide SQLite file and the
+real Redis on 127.0.0.1:6379 (skipped with a message when none answers,
+except with CI=true, where it must)."""
+
+import os
+import uuid
+
+import pytest
+
+REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+def redis_reachable() -> str | None:
+    """None if Redis answers, else why not."""
+    import redis
+
+    try:
+        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1).ping()
+    except redis.RedisError as exc:
+        return str(exc)
+    return None
+
+
+def require_redis() -> None:
+    problem = redis_reachable()
+    if problem is None:
+        return
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        pytest.fail(f"Redis at {REDIS_URL} is unreachable and CI=true requires it: {problem}")
+    pytest.skip(f"no Redis at {REDIS_URL} ({problem}); start one or set TEST_REDIS_URL to run this")
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+def backend(request, settings):
+    """Point the limits at one backend; a Redis run gets a key prefix of its own."""
+    from ratelimit.counters import reset_shared_counters
+
+    if request.param == "redis":
+        require_redis()
+        settings.CACHES = {
+            "default": {
+                "BACKEND": "django.core.cache.backends.redis.RedisCache",
+                "LOCATION": REDIS_URL,
+                "KEY_PREFIX": f"test-{uuid.uuid4().hex}",
+            }
+        }
+    reset_shared_counters()
+    yield request.param
+    reset_shared_counters()

@@ -1,0 +1,169 @@
+"""The web benchmark runs end to end at smoke sizes and reports sane figures.
+
+This checks that `python -m bench.web` works (its own database, gunicorn,
+wrk, every scenario, the uploads, JSON written) on the database this pass of
+the suite uses, not how fast anything is: targets are judged on full runs
+(docs/benchmarks.md). Also here: the floor view exists only in the
+benchmark's settings, and the target checks read the figures the right way.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.test import Client
+
+from bench.web import report as web_report
+from bench.web.plan import SMOKE
+from bench.web.scenarios import SCENARIOS
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+VENDOR = "postgresql" if os.environ.get("DATABASE_URL", "").startswith("postgres") else "sqlite"
+NOT_BUILT = {s.key for s in SCENARIOS if s.path is None}
+MEASURED = [s.key for s in SCENARIOS if s.path is not None]
+
+
+def test_the_floor_view_does_not_exist_in_production(db):
+    assert Client().get("/bench/floor").status_code == 404
+
+
+def test_the_floor_view_answers_ok_in_the_benchmark_urlconf(db, settings):
+    settings.ROOT_URLCONF = "microcloud.bench_urls"
+    response = Client().get("/bench/floor")
+    assert response.status_code == 200
+    assert response.content == b"ok"
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    if shutil.which(os.environ.get("WRK", "wrk")) is None:
+        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
+            pytest.fail("wrk is required under CI (apt-get install -y wrk)")
+        pytest.skip("wrk is not installed (apt-get install -y wrk, or make install-wrk)")
+    out = tmp_path_factory.mktemp("bench-web") / "smoke.json"
+    command = [sys.executable, "-m", "bench.web", "--smoke", "--databases", VENDOR, "--json", str(out)]
+    if VENDOR == "postgresql":
+        command += ["--pg-url", os.environ["DATABASE_URL"]]  # the server; the bench makes its own database
+    done = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "TARGETS (issue 12)" in done.stdout
+    return json.loads(out.read_text())
+
+
+@pytest.fixture(scope="module")
+def result(run):
+    assert set(run["databases"]) == {VENDOR}
+    measured = run["databases"][VENDOR]
+    assert "error" not in measured, measured.get("error")
+    return measured
+
+
+def test_every_built_scenario_ran_at_every_concurrency(run, result):
+    connections = [str(c) for c in run["plan"]["connections"]]
+    assert connections == [str(c) for c in SMOKE.connections]
+    assert set(result["cells"]) == set(MEASURED)
+    for key, cells in result["cells"].items():
+        assert list(cells) == connections, key
+        for c, cell in cells.items():
+            assert "error" not in cell, (key, c, cell.get("error"))
+            assert cell["failed"] == 0, (key, c, cell["errors"])
+            assert cell["requests"] > 0, (key, c)
+            assert cell["req_per_s"] > 0, (key, c)
+            assert cell["mb_per_s"] > 0, (key, c)
+            assert 0 < cell["p50_ms"] <= cell["p99_ms"] <= cell["max_ms"], (key, c)
+    assert set(result["not_built"]) == NOT_BUILT
+
+
+def test_each_answer_carried_at_least_its_file(run, result):
+    for size in ("small", "medium", "large"):
+        expected = run["plan"][f"{size}_bytes"]
+        for key in (f"static_{size}", f"download_{size}"):
+            if key not in result["cells"]:
+                continue  # download_small is compared by requests/s, but is measured too
+            for cell in result["cells"][key].values():
+                assert cell["bytes"] / cell["requests"] >= expected, (key, cell)
+
+
+def test_every_worker_was_watched(run, result):
+    workers = run["plan"]["workers"]
+    for key, cells in result["cells"].items():
+        for cell in cells.values():
+            watched = cell["workers"]
+            assert len(watched["rss_before_mb"]) == workers, key
+            assert len(watched["peak_rss_mb"]) == workers, key
+            assert watched["workers_lost"] == 0, key
+            # The peak was reset to the RSS of the moment, so it can only grow.
+            assert watched["max_growth_mb"] >= 0, key
+            assert all(peak > 10 for peak in watched["peak_rss_mb"]), key
+
+
+def test_upload_stored_then_deleted_and_over_limit_refused_unread(run, result):
+    upload = result["upload"]
+    assert upload["status"] == 201
+    assert upload["bytes"] == run["plan"]["upload_bytes"]
+    assert upload["deleted_status"] == 204
+    assert upload["workers"]["max_growth_mb"] >= 0
+    probe = result["over_limit"]
+    assert probe["status"] == 413
+    assert probe["body_bytes_sent"] == 0
+    assert probe["refused_before_body"] is True
+
+
+def test_ratios_and_targets_are_reported(run):
+    ratios = run["ratios_to_floor"][VENDOR]
+    for key in ("download_small", "download_medium", "download_large", "api_create", "api_list"):
+        assert set(ratios[key]) == {str(c) for c in SMOKE.connections}, key
+        assert all(value > 0 for value in ratios[key].values()), key
+    statuses = {t["target"]: t["status"] for t in run["targets"]}
+    assert all(status in {"met", "MISSED", "not built yet"} for status in statuses.values()), statuses
+    assert sum(status == "not built yet" for status in statuses.values()) == 2  # download limits, offload
+    assert run["meta"]["preset"] == "smoke"
+    assert run["meta"]["git_commit"]
+
+
+# --- the target checks, on made-up figures --------------------------------------
+
+
+def _cell(req_per_s: float, mb_per_s: float = 1.0, failed: int = 0, growth: float = 1.0) -> dict:
+    return {"req_per_s": req_per_s, "mb_per_s": mb_per_s, "failed": failed, "workers": {"max_growth_mb": growth}}
+
+
+def _targets(**cells) -> dict[str, dict]:
+    databases = {"sqlite": {"cells": {key: {"16": cell} for key, cell in cells.items()}}}
+    return {t["target"]: t for t in web_report.check_targets(databases, SMOKE)}
+
+
+def _find(targets: dict, start: str) -> dict:
+    (found,) = [t for name, t in targets.items() if name.startswith(start)]
+    return found
+
+
+def test_a_download_at_half_the_floor_meets_its_target_and_below_misses_it():
+    met = _find(_targets(floor_view=_cell(1000), download_small=_cell(500)), "100 B download, one hot link")
+    assert met["status"] == "met"
+    assert met["measured"] == pytest.approx(50)
+    missed = _find(_targets(floor_view=_cell(1000), download_small=_cell(499)), "100 B download, one hot link")
+    assert missed["status"] == "MISSED"
+
+
+def test_a_fast_cell_with_errors_misses_its_target():
+    target = _find(_targets(floor_view=_cell(1000), api_create=_cell(900, failed=3)), "POST /api/shares/")
+    assert target["status"] == "MISSED"
+
+
+def test_large_downloads_are_compared_by_throughput_with_whitenoise():
+    cells = {"static_large": _cell(10, mb_per_s=1000), "download_large": _cell(1, mb_per_s=600, growth=20)}
+    targets = _targets(**cells)
+    assert _find(targets, "4 MiB download")["measured"] == pytest.approx(60)
+    assert _find(targets, "4 MiB download")["status"] == "met"
+    assert _find(targets, "worker RSS growth while streaming")["status"] == "MISSED"  # 20 MB >= 16 MB
+
+
+def test_unmeasured_targets_say_so():
+    targets = _targets(floor_view=_cell(1000))
+    assert _find(targets, "100 B download, one hot link")["status"] == "not measured"
+    assert _find(targets, "offload mode")["status"] == "not built yet"

@@ -1,0 +1,61 @@
+"""`make run`'s set-up (the migrate target) leaves var/ to the service's user
+alone: the folder 0700, the database (API tokens) and the secret key 0600."""
+
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import REPO_ROOT
+
+NEEDS_MAKE = pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def make_migrate(tmp_path: Path) -> subprocess.CompletedProcess:
+    venv = Path(sys.executable).parent.parent
+    # The test run's own key and database must not stand in for make's.
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "SECRET_KEY", "SECRET_KEY_FILE"}}
+    env.update(SQLITE_PATH=str(tmp_path / "var" / "db.sqlite3"), STATIC_ROOT=str(tmp_path / "static"))
+    # -o: the test's virtualenv is already installed; never reinstall it here.
+    command = ["make", "--no-print-directory", "-o", f"{venv}/.runtime", "migrate"]
+    return subprocess.run(
+        [*command, f"VAR={tmp_path / 'var'}", f"VENV={venv}"],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        # As a developer's shell usually is: what make creates must not depend on it.
+        preexec_fn=lambda: os.umask(0o022),
+    )
+
+
+@NEEDS_MAKE
+def test_make_migrate_creates_var_0700_with_the_database_and_key_0600(tmp_path):
+    result = make_migrate(tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    var = tmp_path / "var"
+    assert mode(var) == 0o700
+    assert mode(var / "db.sqlite3") == 0o600
+    assert mode(var / "secret_key") == 0o600
+    assert len((var / "secret_key").read_text().strip()) >= 50
+
+
+@NEEDS_MAKE
+def test_make_migrate_tightens_a_var_folder_left_open_by_an_older_checkout(tmp_path):
+    var = tmp_path / "var"
+    var.mkdir()
+    var.chmod(0o755)
+    (var / "secret_key").write_text("k" * 50 + "\n")
+    result = make_migrate(tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert mode(var) == 0o700

@@ -1,0 +1,190 @@
+"""Range requests and resumes on the public link, and what they count."""
+
+import hashlib
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+
+from links.ranges import ByteRange, Unsatisfiable, requested_range
+from links.tickets import RESUME_COOKIE
+from sharing.models import Share
+
+pytestmark = pytest.mark.django_db(transaction=True)  # responses are closed as a server would
+
+DATA = bytes(range(256)) * 16  # 4096 bytes
+ETAG = f'"{hashlib.sha256(DATA).hexdigest()}"'
+
+
+# --- parsing -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("header", "expected"),
+    [
+        ("bytes=0-99", ByteRange(0, 100)),
+        ("bytes=100-", ByteRange(100, 4096)),
+        ("bytes=-10", ByteRange(4086, 4096)),
+        ("bytes=-99999", ByteRange(0, 4096)),
+        ("bytes=4000-99999", ByteRange(4000, 4096)),
+        (" bytes=5-5 ", ByteRange(5, 6)),
+        # Ignored (the whole file is sent): several ranges, other units, nonsense.
+        ("bytes=0-1,5-6", None),
+        ("items=0-1", None),
+        ("bytes=5-1", None),
+        ("bytes=-", None),
+        ("bytes=a-b", None),
+        ("bytes=" + "9" * 40 + "-", None),
+        ("bytes=\x00-1", None),
+        ("", None),
+    ],
+)
+def test_ranges_are_read_strictly(header, expected):
+    assert requested_range(header, 4096, if_range=None, etag=ETAG) == expected
+
+
+@pytest.mark.parametrize("header", ["bytes=4096-", "bytes=5000-6000", "bytes=-0"])
+def test_a_range_past_the_end_is_unsatisfiable(header):
+    with pytest.raises(Unsatisfiable):
+        requested_range(header, 4096, if_range=None, etag=ETAG)
+
+
+def test_if_range_must_match_the_strong_etag():
+    assert requested_range("bytes=10-", 4096, if_range=ETAG, etag=ETAG) == ByteRange(10, 4096)
+    assert requested_range("bytes=10-", 4096, if_range='"other"', etag=ETAG) is None
+    assert requested_range("bytes=10-", 4096, if_range="Sat, 01 Jan 2026 00:00:00 GMT", etag=ETAG) is None
+    assert requested_range("bytes=10-", 4096, if_range=f"W/{ETAG}", etag=ETAG) is None
+
+
+# --- over HTTP -------------------------------------------------------------------
+
+
+@pytest.fixture
+def big(alice, make_file):
+    return make_file(alice, name="big.bin", data=DATA, content_type="application/octet-stream")
+
+
+def share_of(stored, **options) -> Share:
+    return Share.create_for(file=stored, expires_at=timezone.now() + timedelta(hours=1), **options)
+
+
+def url(share: Share) -> str:
+    return reverse("public-share", args=[share.token])
+
+
+def body(response) -> bytes:
+    return b"".join(response.streaming_content)
+
+
+def count(share: Share) -> int:
+    share.refresh_from_db()
+    return share.download_count
+
+
+def test_a_whole_download_advertises_ranges_and_a_strong_etag(big):
+    share = share_of(big)
+    response = Client().get(url(share))
+    assert response.status_code == 200
+    assert response["Accept-Ranges"] == "bytes"
+    assert response["ETag"] == ETAG
+    assert response["Content-Length"] == "4096"
+    assert body(response) == DATA
+    assert RESUME_COOKIE in response.cookies
+    assert response.cookies[RESUME_COOKIE]["path"] == url(share)
+    assert response.cookies[RESUME_COOKIE]["httponly"]
+
+
+@pytest.mark.parametrize(("method", "counted"), [("get", 1), ("head", 0)])
+def test_a_single_range_is_a_206_with_content_range(big, method, counted):
+    share = share_of(big)
+    response = getattr(Client(), method)(url(share), HTTP_RANGE="bytes=0-99")
+    assert response.status_code == 206
+    assert response["Content-Range"] == "bytes 0-99/4096"
+    assert response["Content-Length"] == "100"
+    if method == "get":
+        assert body(response) == DATA[:100]
+    assert count(share) == counted  # a GET of a range from byte 0 starts a download; HEAD counts nothing
+
+
+def test_an_unsatisfiable_range_is_416_and_counts_nothing(big):
+    share = share_of(big)
+    response = Client().get(url(share), HTTP_RANGE="bytes=5000-")
+    assert response.status_code == 416
+    assert response["Content-Range"] == "bytes */4096"
+    assert count(share) == 0
+
+
+@pytest.mark.parametrize("header", ["bytes=0-1,3-4", "bytes=abc", "bytes=9-1", "bytes=" + "\u00e9" * 3, "x" * 5000])
+def test_malformed_ranges_get_the_whole_file_never_a_500(big, header):
+    share = share_of(big)
+    response = Client().get(url(share), HTTP_RANGE=header)
+    assert response.status_code == 200
+    assert body(response) == DATA
+
+
+def test_a_resume_with_the_ticket_of_a_broken_download_counts_nothing(alice, make_file):
+    data = bytes(range(256)) * 8192  # 2 MiB: several blocks of the response
+    share = share_of(make_file(alice, name="big.bin", data=data), max_downloads=1)
+    client = Client()
+    first = client.get(url(share))
+    received = next(iter(first.streaming_content))[:100_000]  # the connection breaks
+    first.close()
+    assert count(share) == 1
+
+    rest = client.get(url(share), HTTP_RANGE=f"bytes={len(received)}-", HTTP_IF_RANGE=f'"{share.file.sha256}"')
+    assert rest.status_code == 206
+    assert received + body(rest) == data
+    assert count(share) == 1
+    share.refresh_from_db()
+    assert share.end_reason == Share.EndReason.DOWNLOAD_LIMIT  # k=1 reached, yet the download could finish
+
+
+def test_a_resume_without_a_ticket_counts_like_a_new_download(big):
+    share = share_of(big, max_downloads=2)
+    response = Client().get(url(share), HTTP_RANGE="bytes=1-")
+    assert response.status_code == 206
+    assert count(share) == 1
+    Client().get(url(share), HTTP_RANGE="bytes=1-")
+    assert count(share) == 2
+    assert Client().get(url(share), HTTP_RANGE="bytes=1-").status_code == 410
+
+
+def test_a_ticket_cannot_fetch_a_second_copy(big):
+    share = share_of(big, max_downloads=1)
+    client = Client()
+    assert body(client.get(url(share))) == DATA  # a whole copy, counted
+    again = client.get(url(share), HTTP_RANGE="bytes=1-")
+    assert again.status_code == 410  # would be a second copy: counts, and none are left
+    assert count(share) == 1
+
+
+def test_a_forged_or_foreign_ticket_is_ignored(big):
+    share = share_of(big, max_downloads=3)
+    other = share_of(big)
+    client = Client()
+    client.get(url(other)).close()
+    client.cookies[RESUME_COOKIE] = client.cookies[RESUME_COOKIE].value  # valid for the other link only
+    client.get(url(share), HTTP_RANGE="bytes=2000-").close()
+    client.cookies[RESUME_COOKIE] = "1:forged"
+    client.get(url(share), HTTP_RANGE="bytes=3000-").close()
+    assert count(share) == 2
+
+
+def test_no_resume_once_the_link_was_unshared(big):
+    share = share_of(big)
+    client = Client()
+    response = client.get(url(share))
+    next(iter(response.streaming_content))
+    response.close()
+    share.unshare()
+    assert client.get(url(share), HTTP_RANGE="bytes=1000-").status_code == 410
+
+
+def test_downloads_are_sandboxed_whatever_their_type(alice, make_file):
+    page = make_file(alice, name="page.html", data=b"<script>alert(1)</script>", content_type="text/html")
+    response = Client().get(url(share_of(page)))
+    assert response["Content-Security-Policy"] == "sandbox"
+    assert response["X-Content-Type-Options"] == "nosniff"
+    assert response["Content-Disposition"].startswith("attachment")

@@ -1,0 +1,125 @@
+"""The shared rate limiter: exact under concurrency, on both backends."""
+
+import subprocess
+import sys
+import threading
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.test import RequestFactory
+from freezegun import freeze_time
+
+from ratelimit.limits import RateLimit, client_address
+from tests.helpers import REPO_ROOT, subprocess_env
+from tests.ratelimit_backends import REDIS_URL, backend  # noqa: F401  (fixture)
+
+
+def ident() -> str:
+    return uuid.uuid4().hex
+
+
+def test_exactly_the_limit_is_allowed_then_a_retry_time(backend):  # noqa: F811
+    limit = RateLimit("t", limit=3, window=60)
+    who = ident()
+    decisions = [limit.hit(who) for _ in range(5)]
+    assert [d.allowed for d in decisions] == [True, True, True, False, False]
+    assert [d.remaining for d in decisions[:3]] == [2, 1, 0]
+    assert 1 <= decisions[3].retry_after <= 66
+    assert limit.hit(ident()).allowed  # others are not affected
+
+
+def test_a_refund_gives_the_slot_back(backend):  # noqa: F811
+    limit = RateLimit("t", limit=2, window=60)
+    who = ident()
+    assert limit.hit(who).allowed
+    assert limit.hit(who).allowed
+    assert not limit.hit(who).allowed
+    limit.refund(who)
+    assert limit.check(who).allowed
+    assert limit.hit(who).allowed
+    assert not limit.hit(who).allowed
+
+
+def test_the_window_slides(backend):  # noqa: F811
+    limit = RateLimit("t", limit=2, window=60)
+    who = ident()
+    with freeze_time("2026-05-01 10:00:00") as frozen:
+        assert limit.hit(who).allowed
+        frozen.tick(timedelta(seconds=30))
+        assert limit.hit(who).allowed
+        refused = limit.hit(who)
+        assert not refused.allowed
+        assert refused.retry_after == 36  # the first hit's bucket leaves the window 66 s after it
+        frozen.tick(timedelta(seconds=35))
+        assert not limit.hit(who).allowed  # 65 s: still inside the window's 11 buckets
+        frozen.tick(timedelta(seconds=2))
+        assert limit.hit(who).allowed  # the first hit has left the window
+        assert not limit.hit(who).allowed  # the second is still in it
+
+
+def test_racing_threads_get_exactly_the_limit(backend):  # noqa: F811
+    limit = RateLimit("t", limit=5, window=60)
+    who = ident()
+    results = []
+    barrier = threading.Barrier(24)
+
+    def hit():
+        barrier.wait(10)
+        results.append(limit.hit(who).allowed)
+
+    threads = [threading.Thread(target=hit) for _ in range(24)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert results.count(True) == 5
+    assert len(results) == 24
+
+
+CHILD = """
+import sys, django
+django.setup()
+from ratelimit.limits import RateLimit
+limit = RateLimit("proc", limit=int(sys.argv[2]), window=600)
+print(sum(limit.hit(sys.argv[1]).allowed for _ in range(int(sys.argv[3]))))
+"""
+
+
+def test_processes_share_the_counts(backend, settings, tmp_path):  # noqa: F811
+    who = ident()
+    env = {"RATELIMIT_SQLITE_PATH": str(settings.RATELIMIT_SQLITE_PATH)}
+    if backend == "redis":
+        env["REDIS_URL"] = REDIS_URL
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", CHILD, who, "12", "10"],
+            cwd=REPO_ROOT,
+            env=subprocess_env(**env),
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
+    allowed = [int(child.communicate(timeout=60)[0]) for child in children]
+    assert sum(allowed) == 12  # 30 tries, one limit, three processes
+
+
+@pytest.mark.parametrize(
+    ("remote", "forwarded", "proxies", "expected"),
+    [
+        ("192.0.2.7", "", 0, "192.0.2.7"),
+        ("192.0.2.7", "203.0.113.9", 0, "192.0.2.7"),  # no trusted proxy: the header is ignored
+        ("10.0.0.1", "198.51.100.1, 203.0.113.9", 1, "203.0.113.9"),  # the hop the proxy added
+        ("10.0.0.1", "forged, 203.0.113.9, 10.0.0.2", 2, "203.0.113.9"),
+        ("10.0.0.1", "", 1, "10.0.0.1"),
+        ("2001:db8:1:2:3:4:5:6", "", 0, "2001:db8:1:2::/64"),
+        ("2001:db8:1:2:ffff::1", "", 0, "2001:db8:1:2::/64"),  # same subscriber
+        ("::ffff:192.0.2.7", "", 0, "192.0.2.7"),
+        ("not an address", "", 0, "not an address"),
+    ],
+)
+def test_client_address(settings, remote, forwarded, proxies, expected):
+    settings.NUM_PROXIES = proxies
+    request = RequestFactory().get("/", REMOTE_ADDR=remote, HTTP_X_FORWARDED_FOR=forwarded)
+    assert client_address(request) == expected
