@@ -67,8 +67,9 @@ def _sql_datetime(param: str) -> str:
 # expires (us), owner id.
 INSERT_SHARE_SQL = (
     f"INSERT INTO {SHARE_TABLE} (token, created_at, updated_at, expires_at, status, ended_at, end_reason, "
-    "download_count, owner_id, file_id) "
-    f"VALUES (?1, {_sql_datetime('?2')}, {_sql_datetime('?2')}, {_sql_datetime('?3')}, 'active', NULL, '', 0, ?4, NULL)"
+    "download_count, max_downloads, password_hash, owner_id, file_id) "
+    f"VALUES (?1, {_sql_datetime('?2')}, {_sql_datetime('?2')}, {_sql_datetime('?3')}, "
+    "'active', NULL, '', 0, NULL, '', ?4, NULL)"
 )
 
 
@@ -94,6 +95,8 @@ def django_env(db_path: Path, **extra: str) -> dict[str, str]:
     """
     env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL" and not k.startswith("EXPIRY_")}
     env.update(SQLITE_PATH=str(db_path), LOG_LEVEL="WARNING", DJANGO_SETTINGS_MODULE="microcloud.settings")
+    # DEBUG is off, as in production, so a key is needed; this one signs nothing that matters.
+    env.setdefault("SECRET_KEY", "bench-only-secret-key-for-throwaway-databases")
     env.update(extra)
     return env
 

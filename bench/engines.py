@@ -23,7 +23,9 @@ class Engine:
     label: str  # used in tables
     kind: str  # "daemon", "seed", "sweep"
 
-    def argv(self, db: Path, *, daemon_refresh_interval: float, sweep_interval: float) -> list[str]:
+    def argv(
+        self, db: Path, *, daemon_refresh_interval: float, sweep_interval: float, daemon_coalesce: float
+    ) -> list[str]:
         if self.kind == "daemon":
             # The real command, with its default pick-up interval (50 ms).
             # --verbosity 0: the command sets the "expiry" logger from its
@@ -32,10 +34,17 @@ class Engine:
             return [
                 *(sys.executable, "manage.py", "runexpiry", "--verbosity", "0"),
                 *("--refresh-interval", str(daemon_refresh_interval)),
+                *("--coalesce", str(daemon_coalesce)),
+                *("--log-expired-ids", str(expired_log(db))),
             ]
         if self.kind == "seed":
             return [sys.executable, "-m", "bench.seed_loop", str(db)]
         return [sys.executable, "-m", "bench.sweep", str(db), "--interval", str(sweep_interval)]
+
+
+def expired_log(db: Path) -> Path:
+    """Where our daemon logs each expiry with its stamp and commit time."""
+    return db.with_suffix(".expired")
 
 
 DAEMON = Engine("daemon", "ours (runexpiry)", "daemon")

@@ -17,12 +17,14 @@ from pathlib import Path
 
 from bench import procstats
 from bench.db import REPO_ROOT, Databases, Watcher, connect, django_env, far_deadlines, fill, read_outcomes
-from bench.engines import Engine, EngineFailed, RunningEngine
+from bench.engines import DAEMON, Engine, EngineFailed, RunningEngine, expired_log
 from bench.seed_loop import DEFAULT_LIFETIME_S, reference_interval
 from bench.sizes import Sizes
 from bench.stats import lateness_ms
 
-SCENARIOS = ("spread", "burst", "idle", "pickup", "refresh")
+SCENARIOS = ("spread", "rate", "burst", "idle", "pickup", "refresh")
+# Scenarios about our daemon alone (the others would only be slower copies).
+DAEMON_ONLY = {"rate"}
 # Below this headroom between "engine ready" and the first deadline a result
 # is flagged: the engine may still have been loading when shares fell due.
 MIN_HEADROOM_S = 0.2
@@ -46,6 +48,7 @@ class Run:
             log,
             daemon_refresh_interval=self.sizes.daemon_refresh_interval,
             sweep_interval=self.sizes.sweep_interval,
+            daemon_coalesce=self.sizes.daemon_coalesce,
         )
 
     def warm_up(self) -> None:
@@ -124,9 +127,27 @@ def public(result: dict) -> dict:
 # --- scenarios ------------------------------------------------------------------
 
 
-def spread(run: Run, engine: Engine) -> dict:
-    n, span = run.sizes.spread_shares, run.sizes.spread_seconds
-    db = run.dbs.fresh(f"spread-{engine.key}")
+def stamp_gaps(db: Path) -> dict | None:
+    """From our daemon's expiry log: how much earlier than the commit that
+    made it true each ended_at was stamped (logged_at is taken right after
+    the commit), in ms."""
+    path = expired_log(db)
+    if not path.exists():
+        return None
+    gaps = []
+    for line in path.read_text().splitlines():
+        _id, ended, logged = line.split()
+        gaps.append(float(logged) - float(ended))
+    if not gaps:
+        return None
+    gaps.sort()
+    return {"n": len(gaps), "p99_ms": gaps[int(0.99 * (len(gaps) - 1))] * 1000, "max_ms": gaps[-1] * 1000}
+
+
+def spread(run: Run, engine: Engine, *, n: int | None = None, span: float | None = None, name="spread") -> dict:
+    n = n or run.sizes.spread_shares
+    span = span or run.sizes.spread_seconds
+    db = run.dbs.fresh(f"{name}-{engine.key}")
     now = time.time()
     first = now + run.lead(engine, n)
     rng = random.Random(2)  # same deadlines pattern for every engine
@@ -146,7 +167,14 @@ def spread(run: Run, engine: Engine) -> dict:
         cpu_window_s=(done_at or time.time()) - ready_at,
         exit_code=proc.exit_code,
     )
+    result["cpu_percent"] = 100 * result["cpu_s"] / result["cpu_window_s"] if result["cpu_window_s"] else None
+    result["stamp_gap"] = stamp_gaps(db)
     return result
+
+
+def rate(run: Run, engine: Engine) -> dict:
+    """Our daemon at 10,000 expiries a second: spread, at ten times the rate."""
+    return spread(run, engine, n=run.sizes.rate_shares, span=run.sizes.rate_seconds, name="rate")
 
 
 def burst(run: Run, engine: Engine) -> dict:
@@ -169,6 +197,7 @@ def burst(run: Run, engine: Engine) -> dict:
         drain_s=drain,
         observed_drain_s=(done_at - deadline) if done_at else None,
         rows_per_s=(result["expired"] / drain) if drain else None,
+        stamp_gap=stamp_gaps(db),
         exit_code=proc.exit_code,
     )
     return result
@@ -289,7 +318,7 @@ def _median(values: list[float]) -> float:
     return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
-PER_ENGINE = {"spread": spread, "burst": burst, "idle": idle, "pickup": pickup}
+PER_ENGINE = {"spread": spread, "rate": rate, "burst": burst, "idle": idle, "pickup": pickup}
 
 
 def run_scenarios(run: Run, names: list[str]) -> dict:
@@ -301,6 +330,8 @@ def run_scenarios(run: Run, names: list[str]) -> dict:
             continue
         results[name] = {}
         for engine in run.engines:
+            if name in DAEMON_ONLY and engine != DAEMON:
+                continue
             run.say(f"{name}: {engine.label} ...")
             started = time.monotonic()
             try:

@@ -12,6 +12,9 @@ class Sizes:
     # spread: shares falling due uniformly over a few seconds.
     spread_shares: int = 10_000
     spread_seconds: float = 10.0
+    # rate: our daemon at 10,000 expiries a second.
+    rate_shares: int = 100_000
+    rate_seconds: float = 10.0
     # burst: shares falling due at one instant.
     burst_shares: int = 100_000
     # idle: a big table with nothing due, against a small one.
@@ -31,6 +34,7 @@ class Sizes:
     # engine settings
     sweep_interval: float = 1.0
     daemon_refresh_interval: float = 60.0
+    daemon_coalesce: float = 0.0005  # runexpiry --coalesce (its default, EXPIRY_COALESCE)
 
 
 FULL = Sizes()
@@ -41,6 +45,8 @@ SMOKE = replace(
     FULL,
     spread_shares=300,
     spread_seconds=1.0,
+    rate_shares=2_000,
+    rate_seconds=1.0,
     burst_shares=3_000,
     idle_rows=20_000,
     idle_small_rows=2_000,

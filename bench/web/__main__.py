@@ -1,0 +1,150 @@
+"""python -m bench.web: our views over HTTP against the floor of the same server.
+
+Run from the repository root with the project's virtualenv, e.g.
+    .venv/bin/python -m bench.web --json bench/results/web-latest.json
+    .venv/bin/python -m bench.web --smoke --databases sqlite
+    .venv/bin/python -m bench.web --seconds 3 --connections 16 --scenarios floor_view,download_small
+    .venv/bin/python -m bench.web --render bench/results/web-latest.json
+Loopback only. Every wrk run lasts --seconds, every wait has a time limit, and
+gunicorn, the PostgreSQL database and the work directory are removed whatever
+happens. Progress goes to stderr, the tables to stdout.
+"""
+
+import argparse
+import dataclasses
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+from bench import report as expiry_report
+from bench.web import database, load, report, scenarios, server
+from bench.web.plan import FULL, SMOKE, Plan
+
+MIB = 1024 * 1024
+CHOICES = (*scenarios.BY_KEY, "uploads")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench.web", description="Benchmark the web paths.")
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes, 1 s cells: about a minute")
+    parser.add_argument("--databases", default="sqlite,postgresql", help="comma-separated subset of sqlite,postgresql")
+    parser.add_argument(
+        "--pg-url",
+        default=os.environ.get("PG_BENCH_URL", database.DEFAULT_PG_URL),
+        help="PostgreSQL server to create the bench database on (env PG_BENCH_URL)",
+    )
+    parser.add_argument("--scenarios", default=",".join(CHOICES), help=f"comma-separated subset of {CHOICES}")
+    parser.add_argument("--connections", help="comma-separated concurrencies (default 1,16,64)")
+    parser.add_argument("--json", type=Path, metavar="FILE", help="also write every figure to FILE as JSON")
+    parser.add_argument("--keep", action="store_true", help="keep the work directory (files, gunicorn logs)")
+    parser.add_argument("--render", type=Path, metavar="FILE", help="print the tables of a saved JSON run and exit")
+    sizes = parser.add_argument_group("sizes (defaults: full run; --smoke changes them, a flag overrides both)")
+    for f in dataclasses.fields(Plan):
+        if f.name != "connections":
+            sizes.add_argument(f"--{f.name.replace('_', '-')}", type=int, metavar="N")
+    args = parser.parse_args(argv)
+    for name, known in (("databases", report.DATABASES), ("scenarios", CHOICES)):
+        unknown = set(getattr(args, name).split(",")) - set(known)
+        if unknown:
+            parser.error(f"unknown {name}: {', '.join(sorted(unknown))}")
+    return args
+
+
+def make_plan(args: argparse.Namespace) -> Plan:
+    base = SMOKE if args.smoke else FULL
+    chosen = {f.name: getattr(args, f.name) for f in dataclasses.fields(Plan) if getattr(args, f.name, None)}
+    if args.connections:
+        chosen["connections"] = tuple(int(c) for c in args.connections.split(","))
+    return dataclasses.replace(base, **chosen)
+
+
+def make_files(workdir: Path, plan: Plan) -> tuple[dict[str, Path], Path]:
+    """Random bytes for each size, and a STATIC_ROOT serving the same files."""
+    files, static_root = {}, workdir / "static"
+    (static_root / "bench").mkdir(parents=True)
+    for size in scenarios.SIZES:
+        path = workdir / f"{size}.bin"
+        left = getattr(plan, f"{size}_bytes")
+        with open(path, "wb") as f:
+            while left > 0:
+                f.write(os.urandom(min(MIB, left)))
+                left -= MIB
+        os.link(path, static_root / "bench" / path.name)
+        files[size] = path
+    return files, static_root
+
+
+def run_database(vendor: str, args, plan: Plan, workdir: Path, files, static_root, wrk: str, script, say) -> dict:
+    opened = database.sqlite_database(workdir) if vendor == "sqlite" else database.postgres_database(args.pg_url)
+    with opened as db:
+        env = database.app_env(
+            db, static_root=static_root, media_root=workdir / f"media-{vendor}", upload_limit=plan.upload_limit_bytes
+        )
+        say(f"{vendor} {db.version}: migrate and seed")
+        database.migrate(env)
+        seeded = database.seed(env, files, plan.list_shares)
+        say(f"{vendor}: gunicorn {plan.workers} workers x {plan.threads} threads")
+        log = workdir / f"gunicorn-{vendor}.log"
+        with server.gunicorn(
+            env, log, workers=plan.workers, threads=plan.threads, probe_path=scenarios.FLOOR_VIEW
+        ) as web:
+            ctx = scenarios.Context(plan, seeded)
+            result = scenarios.run_pass(web, ctx, wrk, script, args.scenarios.split(","), say)
+        return {"version": db.version, "startup_s": web.ready_s, **result}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.render:
+        print(report.render(report.rebuild(json.loads(args.render.read_text()))))
+        return 0
+    plan = make_plan(args)
+    wrk = load.find_wrk()
+    # SIGTERM unwinds like Ctrl-C, so gunicorn and the database are cleaned up.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+
+    def say(message: str) -> None:
+        print(f"[bench.web {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+    started = time.monotonic()
+    meta = expiry_report.machine()
+    meta.update(wrk=load.version(wrk), gunicorn=server.gunicorn_version())
+    databases: dict[str, dict] = {}
+    workdir = Path(tempfile.mkdtemp(prefix="bench-web-"))
+    try:
+        say(f"work directory {workdir}")
+        files, static_root = make_files(workdir, plan)
+        script = load.write_script(workdir)
+        for vendor in args.databases.split(","):
+            try:
+                databases[vendor] = run_database(vendor, args, plan, workdir, files, static_root, wrk, script, say)
+            except Exception as exc:  # one database failing must not lose the other's figures
+                traceback.print_exc()
+                databases[vendor] = {"error": f"{type(exc).__name__}: {str(exc).strip()[:300]}"}
+    finally:
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+    meta["duration_s"] = round(time.monotonic() - started, 1)
+    meta["load_average_end"] = os.getloadavg()
+    meta["command"] = " ".join(["python -m bench.web", *(argv if argv is not None else sys.argv[1:])])
+    meta["preset"] = "smoke" if args.smoke else "full"
+    # What this run changed from its preset, so a short run is never read as a full one.
+    base = dataclasses.asdict(SMOKE if args.smoke else FULL)
+    meta["changed_from_preset"] = {k: v for k, v in dataclasses.asdict(plan).items() if v != base[k]}
+    full = report.build(meta, dataclasses.asdict(plan), databases)
+    print(report.render(full))
+    if args.json:
+        expiry_report.write_json(full, args.json)
+        say(f"wrote {args.json}")
+    say(f"done in {meta['duration_s']} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

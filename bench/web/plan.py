@@ -1,0 +1,42 @@
+"""How much the web benchmark measures: the full run and the smoke run."""
+
+import os
+from dataclasses import dataclass, field
+
+MB = 1024 * 1024
+
+
+def default_workers() -> int:
+    # The Makefile's rule for `make run` (WEB_WORKERS): two per core.
+    return 2 * (os.cpu_count() or 1)
+
+
+@dataclass(frozen=True)
+class Plan:
+    seconds: int = 10  # wrk's duration for one cell (one scenario at one concurrency); wrk takes whole seconds
+    warmup_seconds: int = 1  # per scenario, at 16 connections, before the cells; 0: no warm-up
+    connections: tuple[int, ...] = (1, 16, 64)
+    # The files behind the small, medium and large downloads (and their
+    # static twins served by WhiteNoise).
+    small_bytes: int = 100
+    medium_bytes: int = MB
+    large_bytes: int = 100 * MB
+    upload_bytes: int = 1_000_000_000  # 1 GB, under the limit below, so it is accepted
+    upload_limit_bytes: int = 1024**3  # the server's MAX_UPLOAD_BYTES (the app's default)
+    list_shares: int = 50  # the reader's shares: one full page of GET /api/shares/
+    workers: int = field(default_factory=default_workers)
+    threads: int = 4
+
+
+FULL = Plan()
+SMOKE = Plan(
+    seconds=1,
+    warmup_seconds=0,
+    connections=(1, 16),
+    medium_bytes=64 * 1024,
+    large_bytes=4 * MB,
+    upload_bytes=8 * MB,
+    list_shares=10,
+    workers=2,
+    threads=2,
+)

@@ -1,0 +1,219 @@
+"""Ratios to the floor, target checks, tables and JSON for the web benchmark.
+
+The JSON holds every figure of every cell; ratios and targets are derived
+from them again by --render, so an old run can be read with today's targets.
+"""
+
+from bench.report import fmt, table
+from bench.web.plan import Plan
+from bench.web.scenarios import BY_KEY, SCENARIOS, YARDSTICK_CONNECTIONS, human_bytes, label
+
+DATABASES = {"sqlite": "SQLite", "postgresql": "PostgreSQL"}
+STREAM_RSS_LIMIT_MB = 16
+UPLOAD_RSS_LIMIT_MB = 32
+FLOOR_RATE = "the floor view's req/s"
+
+
+def _cell(databases: dict, db: str, key: str, connections: int) -> dict | None:
+    cell = databases.get(db, {}).get("cells", {}).get(key, {}).get(str(connections))
+    return cell if cell and "error" not in cell else None
+
+
+def ratio(databases: dict, db: str, key: str, connections: int) -> float | None:
+    """Our figure over the yardstick's, same database, same concurrency."""
+    scenario = BY_KEY[key]
+    ours = _cell(databases, db, key, connections)
+    floor = _cell(databases, db, scenario.yardstick, connections) if scenario.yardstick else None
+    if not ours or not floor or not floor[scenario.metric] or ours[scenario.metric] is None:
+        return None
+    return ours[scenario.metric] / floor[scenario.metric]
+
+
+def ratios(databases: dict, plan: Plan) -> dict:
+    out: dict[str, dict] = {}
+    for db in databases:
+        for s in SCENARIOS:
+            for c in plan.connections:
+                value = ratio(databases, db, s.key, c) if s.yardstick else None
+                if value is not None:
+                    out.setdefault(db, {}).setdefault(s.key, {})[str(c)] = value
+    return out
+
+
+def _target(name: str, measured, limit, unit: str, met: bool | None, status: str | None = None) -> dict:
+    status = status or ("not measured" if met is None else "met" if met else "MISSED")
+    return {"target": name, "measured": measured, "limit": limit, "unit": unit, "met": met, "status": status}
+
+
+def _not_built(name: str) -> dict:
+    return _target(name, None, None, "", None, "not built yet")
+
+
+def _ratio_target(databases: dict, db: str, key: str, what: str, floor_name: str, limit: float) -> dict:
+    c = YARDSTICK_CONNECTIONS
+    name = f"{what} at {c} connections >= {limit * 100:.0f} % of {floor_name} ({DATABASES[db]})"
+    value = ratio(databases, db, key, c)
+    cell = _cell(databases, db, key, c)
+    if value is None or cell is None:
+        return _target(name, None, limit * 100, "%", None)
+    # Errors (e.g. 503s) make a fast figure meaningless.
+    met = value >= limit and cell["failed"] == 0
+    return _target(name, value * 100, limit * 100, "%", met)
+
+
+def _below(what: str, db: str, value: float | None, limit: float) -> dict:
+    met = None if value is None else value < limit
+    return _target(f"{what} < {limit} MB ({DATABASES[db]})", value, limit, "MB", met)
+
+
+def check_targets(databases: dict, plan: Plan) -> list[dict]:
+    small, large = human_bytes(plan.small_bytes), human_bytes(plan.large_bytes)
+    dbs = [db for db in DATABASES if db in databases]
+    rows = []
+    for db in dbs:
+        rows.append(_ratio_target(databases, db, "download_small", f"{small} download, one hot link", FLOOR_RATE, 0.5))
+    rows.append(_not_built(f"{small} download of a link with a download limit >= 50 % of the floor view's req/s"))
+    for db in dbs:
+        rows.append(_ratio_target(databases, db, "api_create", "POST /api/shares/", FLOOR_RATE, 0.3))
+    for db in dbs:
+        rows.append(_ratio_target(databases, db, "download_large", f"{large} download", "WhiteNoise's MB/s", 0.5))
+    for db in dbs:
+        cells = [_cell(databases, db, "download_large", c) for c in plan.connections]
+        growth = [c["workers"]["max_growth_mb"] for c in cells if c and c["workers"]["max_growth_mb"] is not None]
+        what = f"worker RSS growth while streaming {large}, any concurrency"
+        rows.append(_below(what, db, max(growth) if growth else None, STREAM_RSS_LIMIT_MB))
+    for db in dbs:
+        up = databases[db].get("upload") or {}
+        growth = (up.get("workers") or {}).get("max_growth_mb") if up.get("status") == 201 else None
+        what = f"{human_bytes(plan.upload_bytes)} upload accepted, worker RSS growth"
+        rows.append(_below(what, db, growth, UPLOAD_RSS_LIMIT_MB))
+    for db in dbs:
+        probe = databases[db].get("over_limit")
+        met = None if probe is None else bool(probe.get("refused_before_body"))
+        name = f"upload over the limit: 413 before its body is read ({DATABASES[db]})"
+        rows.append(_target(name, probe.get("status") if probe else None, 413, "", met))
+    rows.append(_not_built(f"offload mode (X-Accel-Redirect behind nginx): {large} download vs WhiteNoise"))
+    return rows
+
+
+def build(meta: dict, plan: dict, databases: dict) -> dict:
+    p = Plan(**{**plan, "connections": tuple(plan["connections"])})
+    return {
+        "meta": meta,
+        "plan": plan,
+        "databases": databases,
+        "ratios_to_floor": ratios(databases, p),
+        "targets": check_targets(databases, p),
+    }
+
+
+def rebuild(saved: dict) -> dict:
+    """A saved run with its ratios and targets derived again by this code."""
+    return build(saved["meta"], saved["plan"], saved["databases"])
+
+
+# --- text -------------------------------------------------------------------------
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:.0f} %"
+
+
+def _cell_row(name: str, cell: dict) -> list[str]:
+    if "error" in cell:
+        return [name, fmt(cell.get("connections")), "error: " + cell["error"].splitlines()[0][:70]]
+    workers = cell["workers"]
+    return [
+        name,
+        fmt(cell["connections"]),
+        fmt(cell["req_per_s"]),
+        fmt(cell["p50_ms"], 2),
+        fmt(cell["p99_ms"], 2),
+        fmt(cell["mb_per_s"], 2),
+        fmt(cell["failed"]),
+        "/".join(f"{mb:.0f}" for mb in workers["peak_rss_mb"]),
+        fmt(workers["max_growth_mb"], 1),
+    ]
+
+
+def _database_part(db: str, result: dict, plan: Plan) -> str:
+    title = f"{DATABASES[db].upper()} {result.get('version', '')}".strip()
+    if "error" in result:
+        return f"{title}: not measured: {result['error']}"
+    headers = ["scenario", "conns", "req/s", "p50 ms", "p99 ms", "MB/s", "failed", "peak RSS MB/worker", "growth MB"]
+    rows = []
+    for s in SCENARIOS:
+        for c in plan.connections:
+            cell = result["cells"].get(s.key, {}).get(str(c))
+            if cell is not None:
+                rows.append(_cell_row(label(s, plan), {"connections": c, **cell}))
+    rows = [r + [""] * (len(headers) - len(r)) for r in rows]
+    lines = [
+        f"{title}: gunicorn ready in {fmt(result.get('startup_s'), 2)} s; MB = 10^6 bytes read (headers "
+        "included); growth = the largest rise of a worker's peak RSS over the cell",
+        table(headers, rows),
+    ]
+    for key, note in result.get("not_built", {}).items():
+        lines.append(f"  not built yet: {label(BY_KEY[key], plan)} ({note})")
+    up, probe = result.get("upload"), result.get("over_limit")
+    if up:
+        if "error" in up:
+            lines.append(f"  upload of {human_bytes(plan.upload_bytes)}: error: {up['error']}")
+        else:
+            lines.append(
+                f"  upload of {human_bytes(up['bytes'])}: {up['status']} in {fmt(up['total_s'], 2)} s "
+                f"({fmt(up['mb_per_s'], 1)} MB/s); worker RSS growth {fmt(up['workers']['max_growth_mb'], 1)} MB"
+            )
+    if probe:
+        answer = probe.get("error") or f"{probe['status']} after {fmt(probe['answered_s'], 3)} s"
+        lines.append(
+            f"  over the limit: {human_bytes(probe.get('declared_bytes', 0))} declared, no body sent: {answer}"
+        )
+    return "\n".join(lines)
+
+
+def render(report: dict) -> str:
+    meta, plan_dict, databases = report["meta"], report["plan"], report["databases"]
+    plan = Plan(**{**plan_dict, "connections": tuple(plan_dict["connections"])})
+    parts = [
+        f"Web benchmark, {meta['date']}: {meta['nproc']} CPUs ({meta['cpu']}), Python {meta['python']}, "
+        f"load average at start {', '.join(f'{x:.2f}' for x in meta['load_average'])}; commit {meta['git_commit']}\n"
+        f"gunicorn {meta.get('gunicorn', '?')}: {plan.workers} workers x {plan.threads} threads (gthread); "
+        f"{meta.get('wrk', 'wrk')}, {plan.seconds} s per cell, connections {', '.join(map(str, plan.connections))}; "
+        "loopback, client and server on the same cores\n"
+        f"preset {meta.get('preset', '?')}"
+        + "".join(f", {k}={v}" for k, v in (meta.get("changed_from_preset") or {}).items())
+        + f"; command: {meta.get('command', '?')}"
+    ]
+    for db in DATABASES:
+        if db in databases:
+            parts.append(_database_part(db, databases[db], plan))
+
+    table_ratios = report["ratios_to_floor"]
+    dbs = [db for db in DATABASES if db in table_ratios]
+    if dbs:
+        headers = ["ours / floor", "floor", "figure"]
+        headers += [f"{DATABASES[db]} @{c}" for db in dbs for c in plan.connections]
+        rows = []
+        for s in SCENARIOS:
+            if not s.yardstick:
+                continue
+            values = [table_ratios[db].get(s.key, {}).get(str(c)) for db in dbs for c in plan.connections]
+            if s.path is None:
+                rows.append([label(s, plan), s.yardstick, s.metric, "not built yet"])
+            elif any(v is not None for v in values):
+                rows.append([label(s, plan), s.yardstick, s.metric, *(_pct(v) for v in values)])
+        rows = [r + [""] * (len(headers) - len(r)) for r in rows]
+        parts.append("RATIOS TO THE FLOOR (same database, same concurrency)\n" + table(headers, rows))
+
+    target_rows = [
+        [
+            t["target"],
+            "-" if t["measured"] is None else f"{fmt(t['measured'], 1)} {t['unit']}".strip(),
+            "-" if t["limit"] is None else f"{fmt(t['limit'], 0)} {t['unit']}".strip(),
+            t["status"],
+        ]
+        for t in report["targets"]
+    ]
+    parts.append("TARGETS (issue 12)\n" + table(["target", "measured", "limit", ""], target_rows))
+    return "\n\n".join(parts) + "\n"

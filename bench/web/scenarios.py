@@ -1,0 +1,225 @@
+"""What the web benchmark requests, and one pass over every scenario.
+
+Floor scenarios are what the same server does with no work of ours: a view
+that answers "ok" through the whole middleware stack, and WhiteNoise serving
+a static file. Each of our scenarios names the floor it is compared with
+(its yardstick) and the figure compared: requests/s for small answers, MB/s
+for large files. A scenario whose feature does not exist yet has no path: it
+is listed as "not built yet", and gets measured once it has one.
+"""
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from bench.web import load, upload
+from bench.web.plan import Plan
+from bench.web.server import Server
+
+FLOOR_VIEW = "/bench/floor"  # microcloud/bench_urls.py
+STATIC_PREFIX = "/static/bench/"  # files put in the bench's own STATIC_ROOT
+SIZES = ("small", "medium", "large")
+YARDSTICK_CONNECTIONS = 16  # where the targets are read
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a pass knows: the plan and what the seeder created."""
+
+    plan: Plan
+    seeded: dict
+
+    def size_label(self, size: str) -> str:
+        return human_bytes(getattr(self.plan, f"{size}_bytes"))
+
+
+@dataclass(frozen=True)
+class Scenario:
+    key: str
+    label: str  # {small}, {medium}, {large}: the plan's file sizes
+    floor: bool
+    path: Callable[[Context], str] | None  # None: not built yet
+    method: str = "GET"
+    auth: str | None = None  # "reader" or "writer": whose API token is sent
+    body: Callable[[Context], str] | None = None
+    yardstick: str | None = None
+    metric: str = "req_per_s"
+    note: str = ""
+
+
+def _static(size: str) -> Callable[[Context], str]:
+    return lambda ctx: f"{STATIC_PREFIX}{size}.bin"
+
+
+def _link(size: str) -> Callable[[Context], str]:
+    return lambda ctx: f"/s/{ctx.seeded['links'][size]}"
+
+
+def _share_body(ctx: Context) -> str:
+    return json.dumps({"file": ctx.seeded["writer_file"], "expires_in": 3600})
+
+
+SCENARIOS = [
+    Scenario("floor_view", 'floor: a view returning "ok" (same middleware)', True, lambda ctx: FLOOR_VIEW),
+    *(
+        Scenario(
+            f"static_{size}",
+            f"floor: WhiteNoise static file, {{{size}}}",
+            True,
+            _static(size),
+            yardstick="floor_view" if size == "small" else None,
+        )
+        for size in SIZES
+    ),
+    Scenario("download_small", "GET /s/<token>, {small}, one hot link", False, _link("small"), yardstick="floor_view"),
+    Scenario(
+        "download_limited",
+        "GET /s/<token>, {small}, link with a download limit",
+        False,
+        None,
+        yardstick="floor_view",
+        # When limits exist: seed.py creates such a link, and path reads it.
+        note="download limits do not exist yet",
+    ),
+    *(
+        Scenario(
+            f"download_{size}",
+            f"GET /s/<token>, {{{size}}}",
+            False,
+            _link(size),
+            yardstick=f"static_{size}",
+            metric="mb_per_s",
+        )
+        for size in ("medium", "large")
+    ),
+    Scenario(
+        "landing",
+        "GET / (landing page)",
+        False,
+        None,  # lambda ctx: "/" once the landing page exists
+        yardstick="floor_view",
+        note="no landing page yet",
+    ),
+    Scenario(
+        "api_create",
+        "POST /api/shares/",
+        False,
+        lambda ctx: "/api/shares/",
+        method="POST",
+        auth="writer",
+        body=_share_body,
+        yardstick="floor_view",
+    ),
+    Scenario(
+        "api_list",
+        "GET /api/shares/ (a page of {list_shares})",
+        False,
+        lambda ctx: "/api/shares/",
+        auth="reader",
+        yardstick="floor_view",
+    ),
+    Scenario(
+        "offload_large",
+        "GET /s/<token>, {large}, X-Accel-Redirect behind nginx",
+        False,
+        None,
+        yardstick="static_large",
+        metric="mb_per_s",
+        note="offload mode not built yet",
+    ),
+]
+BY_KEY = {s.key: s for s in SCENARIOS}
+
+
+def label(scenario: Scenario, plan: Plan) -> str:
+    sizes = {size: human_bytes(getattr(plan, f"{size}_bytes")) for size in SIZES}
+    return scenario.label.format(**sizes, list_shares=plan.list_shares)
+
+
+def human_bytes(n: int) -> str:
+    for unit, factor in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if n >= factor and n % factor == 0:
+            return f"{n // factor} {unit}"
+    for unit, factor in (("GB", 10**9), ("MB", 10**6)):
+        if n >= factor:
+            return f"{n / factor:g} {unit}"
+    return f"{n} B"
+
+
+def _request(scenario: Scenario, ctx: Context) -> dict:
+    headers = {}
+    if scenario.auth:
+        headers["Authorization"] = f"Token {ctx.seeded[scenario.auth + '_token']}"
+    if scenario.body:
+        headers["Content-Type"] = "application/json"
+    return {
+        "method": scenario.method,
+        "body": scenario.body(ctx) if scenario.body else "",
+        "headers": headers,
+    }
+
+
+def _load(server: Server, s: Scenario, ctx: Context, wrk: str, script, connections: int, seconds: int) -> dict:
+    url = server.base_url + s.path(ctx)
+    return load.run(wrk, script, url, connections=connections, seconds=seconds, **_request(s, ctx))
+
+
+def run_pass(server: Server, ctx: Context, wrk: str, script, chosen: list[str], say) -> dict:
+    """Every chosen scenario at every concurrency of the plan, then the uploads."""
+    plan = ctx.plan
+    runnable = [s for s in SCENARIOS if s.key in chosen and s.path is not None]
+    if plan.warmup_seconds:
+        # Every worker thread opens its database connection and imports what
+        # the view needs before any cell counts.
+        say(f"warm-up: {len(runnable)} scenarios x {plan.warmup_seconds} s")
+        for s in runnable:
+            try:
+                _load(server, s, ctx, wrk, script, 16, plan.warmup_seconds)
+            except RuntimeError as exc:
+                say(f"warm-up of {s.key} failed: {exc}")
+    cells: dict[str, dict] = {s.key: {} for s in runnable}
+    # Concurrency outermost: a floor and the views compared with it are
+    # measured within a minute or two, so a busy spell of the machine tends
+    # to hit both.
+    for connections in plan.connections:
+        for s in runnable:
+            before = server.reset_peaks()
+            try:
+                result = _load(server, s, ctx, wrk, script, connections, plan.seconds)
+            except RuntimeError as exc:
+                result = {"error": str(exc)}
+            result["workers"] = server.peaks(before)
+            cells[s.key][str(connections)] = result
+            say(f"  {s.key} @{connections}: {_brief(result)}")
+    out = {"cells": cells, "not_built": {s.key: s.note for s in SCENARIOS if s.key in chosen and s.path is None}}
+    if "uploads" in chosen:
+        out.update(run_uploads(server, ctx, say))
+    return out
+
+
+def run_uploads(server: Server, ctx: Context, say) -> dict:
+    plan, token = ctx.plan, ctx.seeded["writer_token"]
+    say(f"upload of {human_bytes(plan.upload_bytes)}")
+    before = server.reset_peaks()
+    try:
+        result = upload.upload(server.port, token, plan.upload_bytes)
+    except OSError as exc:
+        result = {"error": f"{type(exc).__name__}: {exc}"}
+    result["workers"] = server.peaks(before)
+    if result.get("file_id"):
+        result["deleted_status"] = upload.delete_file(server.port, token, result["file_id"])
+    say(f"  upload: {result.get('status')}, worker RSS growth {result['workers']['max_growth_mb']} MB")
+    declared = 2 * plan.upload_limit_bytes
+    try:
+        probe = upload.over_limit_probe(server.port, token, declared)
+    except OSError as exc:
+        probe = {"error": f"{type(exc).__name__}: {exc}", "refused_before_body": False}
+    say(f"  over-limit probe ({human_bytes(declared)} declared, no body sent): {probe.get('status')}")
+    return {"upload": result, "over_limit": probe}
+
+
+def _brief(result: dict) -> str:
+    if "error" in result:
+        return "error: " + result["error"][:120]
+    text = f"{result['req_per_s']:.0f} req/s, {result['mb_per_s']:.1f} MB/s"
+    return text + (f", {result['failed']} failed" if result["failed"] else "")

@@ -1,0 +1,84 @@
+"""Seed a migrated benchmark database (run by database.seed() in a subprocess).
+
+    python -m bench.web.seed --file small=/path/small.bin [--file ...] --list-shares 50
+
+Creates, directly through the models (no HTTP):
+- bench-reader, owner of one file per --file (hard-linked into MEDIA_ROOT)
+  with one share each, the hot links of the download scenarios, and enough
+  more shares for a full page of GET /api/shares/;
+- bench-writer, owner of one file, whose token creates shares in the
+  POST /api/shares/ scenario (on another user, so the list does not grow);
+- an API token for each. Prints what the scenarios need as JSON.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import django
+
+HOT_LINK_LIFETIME = timedelta(days=2)  # outlives any run
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.web.seed")
+    parser.add_argument("--file", action="append", default=[], metavar="KEY=PATH")
+    parser.add_argument("--list-shares", type=int, default=50)
+    args = parser.parse_args(argv)
+    django.setup()
+
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+    from django.utils import timezone
+    from rest_framework.authtoken.models import Token
+
+    from sharing.models import Share, StoredFile
+
+    def stored(owner, key: str, source: Path) -> StoredFile:
+        name = f"files/bench/{owner.username}-{key}"
+        target = Path(settings.MEDIA_ROOT) / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.link(source, target)  # the same bytes (and page cache) as the static twin
+        digest = hashlib.sha256()
+        with open(source, "rb") as f:
+            while chunk := f.read(1024 * 1024):
+                digest.update(chunk)
+        return StoredFile.objects.create(
+            owner=owner,
+            content=name,
+            name=f"{key}.bin",
+            size=source.stat().st_size,
+            content_type="application/octet-stream",
+            sha256=digest.hexdigest(),
+        )
+
+    users = get_user_model().objects
+    reader, writer = users.create_user("bench-reader"), users.create_user("bench-writer")
+    expires_at = timezone.now() + HOT_LINK_LIFETIME
+    links, first = {}, None
+    for spec in args.file:
+        key, _, path = spec.partition("=")
+        stored_file = stored(reader, key, Path(path))
+        first = first or stored_file
+        links[key] = Share.create_for(file=stored_file, expires_at=expires_at).token
+    for _ in range(max(0, args.list_shares - len(links))):
+        Share.create_for(file=first, expires_at=expires_at)
+    writer_file = stored(writer, "post", Path(args.file[0].partition("=")[2]))
+    json.dump(
+        {
+            "links": links,
+            "reader_token": Token.objects.create(user=reader).key,
+            "writer_token": Token.objects.create(user=writer).key,
+            "writer_file": writer_file.pk,
+        },
+        sys.stdout,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

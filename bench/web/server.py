@@ -1,0 +1,184 @@
+"""gunicorn as `make run` starts it, and its workers' memory read from /proc.
+
+Peak RSS per cell: writing "5" to /proc/<pid>/clear_refs resets a process's
+VmHWM (peak RSS) to its current RSS (Linux >= 4.0), so each cell's peak is
+its own, not the worker's lifetime peak.
+"""
+
+import contextlib
+import ctypes
+import importlib.metadata
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.db import REPO_ROOT
+
+START_TIMEOUT_S = 60.0
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+STOP_TIMEOUT_S = 15.0
+
+
+def gunicorn_command(port: int, workers: int, threads: int) -> list[str]:
+    """The command of the Makefile's run target (GUNICORN there), on our port.
+
+    --no-control-socket: gunicorn's control socket has one default path per
+    user, so a benchmark's server must not take it over from one running beside it.
+    """
+    gunicorn = str(Path(sys.executable).with_name("gunicorn"))
+    return [
+        *(gunicorn, "-c", "python:microcloud.gunicorn_conf", "microcloud.wsgi:application"),
+        *("--bind", f"127.0.0.1:{port}"),
+        *("--workers", str(workers), "--threads", str(threads), "--timeout", "120", "--graceful-timeout", "10"),
+        "--no-control-socket",
+    ]
+
+
+def gunicorn_version() -> str:
+    return importlib.metadata.version("gunicorn")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _status(pid: int) -> dict[str, str]:
+    with open(f"/proc/{pid}/status") as f:
+        return dict(line.split(":", 1) for line in f if ":" in line)
+
+
+def _kb(value: str) -> int:
+    return int(value.split()[0])
+
+
+def children(pid: int) -> list[int]:
+    """Live child processes of `pid` (gunicorn's workers), from /proc."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue  # exited while we looked
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.append(int(entry))
+    return sorted(found)
+
+
+@dataclass
+class Server:
+    process: subprocess.Popen
+    port: int
+    workers: int
+    log: Path
+    ready_s: float | None = None  # start to every worker up and answering
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def worker_pids(self) -> list[int]:
+        return children(self.process.pid)
+
+    def reset_peaks(self) -> dict[int, int]:
+        """Reset every worker's peak RSS; return each one's current RSS in kB."""
+        now = {}
+        for pid in self.worker_pids():
+            with contextlib.suppress(OSError):
+                with open(f"/proc/{pid}/clear_refs", "w") as f:
+                    f.write("5")
+                now[pid] = _kb(_status(pid)["VmRSS"])
+        return now
+
+    def peaks(self, before: dict[int, int]) -> dict:
+        """Each worker's peak RSS since reset_peaks(), and the largest growth."""
+        peak_kb = {}
+        for pid in before:
+            with contextlib.suppress(OSError, KeyError):
+                peak_kb[pid] = _kb(_status(pid)["VmHWM"])
+        growth = [peak_kb[pid] - before[pid] for pid in peak_kb]
+        return {
+            "rss_before_mb": [round(before[pid] / 1024, 1) for pid in sorted(before)],
+            "peak_rss_mb": [round(peak_kb[pid] / 1024, 1) for pid in sorted(peak_kb)],
+            "max_growth_mb": round(max(growth) / 1024, 2) if growth else None,
+            # A worker that died (and was replaced) during the cell.
+            "workers_lost": len(before) - len(peak_kb),
+        }
+
+    def wait_ready(self, probe_path: str) -> float:
+        """Wait until every worker is up and `probe_path` answers 200; return seconds."""
+        started = time.monotonic()
+        deadline = started + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"gunicorn exited ({self.process.returncode}):\n{self.tail()}")
+            if len(self.worker_pids()) >= self.workers:
+                try:
+                    with urllib.request.urlopen(self.base_url + probe_path, timeout=5) as response:
+                        if response.status == 200:
+                            return time.monotonic() - started
+                except (OSError, urllib.error.URLError):
+                    pass
+            time.sleep(0.1)
+        raise RuntimeError(f"gunicorn not ready after {START_TIMEOUT_S:g} s:\n{self.tail()}")
+
+    def tail(self, lines: int = 30) -> str:
+        try:
+            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+
+@contextlib.contextmanager
+def gunicorn(env: dict[str, str], log: Path, *, workers: int, threads: int, probe_path: str) -> Iterator[Server]:
+    """Run gunicorn until the block ends; stop it (SIGTERM, then SIGKILL) whatever happens."""
+    port = free_port()
+    with open(log, "ab") as sink:
+        process = subprocess.Popen(
+            gunicorn_command(port, workers, threads),
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            # Its own process group, stopped as one by us (not by the terminal's
+            # Ctrl-C, which reaches us and runs the finally below).
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+        )
+    server = Server(process, port, workers, log)
+    try:
+        server.ready_s = server.wait_ready(probe_path)
+        yield server
+    finally:
+        stop(process)
+
+
+def _die_with_parent() -> None:
+    """In the child: SIGTERM when the benchmark dies, even by SIGKILL, so no
+    server outlives it (Linux only)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        process.terminate()
+    try:
+        process.wait(STOP_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(STOP_TIMEOUT_S)
