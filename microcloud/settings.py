@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "ratelimit",
     "sharing",
     "links",
+    "web",
     "expiry",
 ]
 
@@ -117,6 +118,11 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+
+# The owner pages (web/): / sends a visitor who is not signed in to the log-in page.
+LOGIN_URL = "web:login"
+LOGIN_REDIRECT_URL = "web:dashboard"
+LOGOUT_REDIRECT_URL = "web:login"
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -15,4 +15,5 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("api/", include(api_urlpatterns)),
     path("", include("links.urls")),
+    path("", include("web.urls")),
 ]

@@ -7,7 +7,6 @@ share may live, when it stops being servable) are the models'.
 import re
 from datetime import UTC, datetime, timedelta
 
-from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.urls import reverse
 from django.utils import timezone
@@ -15,9 +14,8 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from microcloud.middleware import too_large_message
 from sharing.exceptions import PayloadTooLarge
-from sharing.models import KEEP, Share, SharingPolicy, StoredFile, clean_content_type
+from sharing.models import KEEP, MAX_DOWNLOADS_LIMIT, Share, SharingPolicy, StoredFile, UploadTooLarge, check_upload
 
 # The largest number of seconds a timedelta can hold: anything above it could
 # never pass the policy's maximum and would only overflow inside the model.
@@ -42,15 +40,12 @@ class FileUploadSerializer(serializers.Serializer):
     file = UploadField(allow_empty_file=True, use_url=False, help_text="The file's bytes (multipart).")
 
     def validate_file(self, upload):
-        if upload.size > settings.MAX_UPLOAD_BYTES:
-            raise PayloadTooLarge(too_large_message())
-        if (upload.content_type or "").strip():
-            # A part sent without a type keeps none here: the model then
-            # guesses one from the file's name.
-            try:
-                upload.content_type = clean_content_type(upload.content_type)
-            except DjangoValidationError as exc:
-                raise serializers.ValidationError(exc.messages) from None
+        try:
+            check_upload(upload)
+        except UploadTooLarge as exc:
+            raise PayloadTooLarge(exc.messages[0]) from None
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError(exc.messages) from None
         return upload
 
     def create(self, validated_data):
@@ -121,10 +116,6 @@ class StrictCharField(serializers.CharField):
         if not isinstance(data, str):
             self.fail("not_a_string")
         return super().to_internal_value(data)
-
-
-# Far above any real use, and within the column on every database.
-MAX_DOWNLOADS_LIMIT = 1_000_000_000
 
 
 class LinkRulesSerializer(serializers.Serializer):

@@ -4,16 +4,19 @@ concept per module. Everything is importable from sharing.models."""
 from sharing.models.downloads import MAX_FREE_RESUMES, RESUME_GRACE, Download, resume_slack
 from sharing.models.files import (
     StoredFile,
+    UploadTooLarge,
+    check_upload,
     clean_content_type,
     clean_file_name,
     delete_stored_bytes,
     stored_file_path,
 )
 from sharing.models.policy import SharingPolicy, format_duration
-from sharing.models.shares import KEEP, Share, ShareQuerySet, locked_now, new_share_token
+from sharing.models.shares import KEEP, MAX_DOWNLOADS_LIMIT, Share, ShareQuerySet, locked_now, new_share_token
 
 __all__ = [
     "KEEP",
+    "MAX_DOWNLOADS_LIMIT",
     "MAX_FREE_RESUMES",
     "RESUME_GRACE",
     "Download",
@@ -21,6 +24,8 @@ __all__ = [
     "ShareQuerySet",
     "SharingPolicy",
     "StoredFile",
+    "UploadTooLarge",
+    "check_upload",
     "clean_content_type",
     "clean_file_name",
     "delete_stored_bytes",

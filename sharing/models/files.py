@@ -15,6 +15,22 @@ from django.db.models.signals import post_delete
 from django.dispatch import receiver
 from django.utils import timezone
 
+from microcloud.middleware import too_large_message
+
+
+class UploadTooLarge(ValidationError):
+    """An upload over MAX_UPLOAD_BYTES: every path answers it with a 413."""
+
+
+def check_upload(upload) -> None:
+    """Apply the upload rules every path shares (API, web pages): the size
+    limit, then a well-formed Content-Type if the client sent one (cleaned in
+    place; a part without one gets a type guessed from its name on storing)."""
+    if upload.size > settings.MAX_UPLOAD_BYTES:
+        raise UploadTooLarge(too_large_message(), code="too_large")
+    if (upload.content_type or "").strip():
+        upload.content_type = clean_content_type(upload.content_type)
+
 
 def stored_file_path(instance, filename: str) -> str:
     # The original name lives in StoredFile.name; on disk a random name avoids

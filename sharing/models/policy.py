@@ -68,13 +68,14 @@ class SharingPolicy(models.Model):
             if timezone.is_naive(expires_at):
                 expires_at = timezone.make_aware(expires_at, UTC)
             if expires_at <= now:
-                raise ValidationError({"expires_at": "expires_at must be in the future."})
+                raise ValidationError({"expires_at": ValidationError("expires_at must be in the future.", code="past")})
             field, lifetime = "expires_at", expires_at - now
         else:
             return now + self.default_lifetime
         if lifetime > self.max_lifetime:
             limit = format_duration(self.max_lifetime)
-            raise ValidationError({field: f"The share would last longer than the maximum lifetime ({limit})."})
+            message = f"The share would last longer than the maximum lifetime ({limit})."
+            raise ValidationError({field: ValidationError(message, code="too_long")})
         return now + lifetime if field == "expires_in" else expires_at
 
 

@@ -27,6 +27,9 @@ from sharing.signals import share_schedule_changed
 # "Leave as it is" for optional arguments where None means something (no limit).
 KEEP = object()
 
+# Far above any real use, and within the column on every database.
+MAX_DOWNLOADS_LIMIT = 1_000_000_000
+
 SHARE_TOKEN_BYTES = 32  # 256 random bits; the issue asks for at least 128.
 
 

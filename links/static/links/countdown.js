@@ -1,23 +1,11 @@
 // Progressive enhancement for the landing page: a live countdown and the
-// expiry in the visitor's own time zone. Without JavaScript the page shows
-// the server's rendering (time left at load, expiry in UTC).
+// expiry in the visitor's own time zone (timeleft.js, loaded first). Without
+// JavaScript the page shows the server's rendering (time left at load, UTC).
 (function () {
   "use strict";
-  function format(seconds) {
-    var d = Math.floor(seconds / 86400), h = Math.floor(seconds % 86400 / 3600),
-        m = Math.floor(seconds % 3600 / 60), s = seconds % 60;
-    var parts = [];
-    if (d) parts.push(d + " d");
-    if (d || h) parts.push(h + " h");
-    if (d || h || m) parts.push(m + " min");
-    if (!d) parts.push(s + " s");
-    return parts.join(" ");
-  }
+  var time = window.microcloudTime;
   var loaded = Date.now();
-  document.querySelectorAll("time.local-time").forEach(function (el) {
-    var when = new Date(el.getAttribute("datetime"));
-    el.textContent = when.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "medium" });
-  });
+  time.showLocalTimes(document);
   var counters = document.querySelectorAll(".countdown");
   var ended = false;
   function end() {
@@ -33,7 +21,7 @@
     counters.forEach(function (el) {
       // The server's own count of what is left: the visitor's clock may be off.
       var left = Number(el.dataset.msLeft) - (Date.now() - loaded);
-      el.textContent = left > 0 ? format(Math.ceil(left / 1000)) : (el.dataset.expiredText || "expired");
+      el.textContent = left > 0 ? time.format(Math.ceil(left / 1000)) : (el.dataset.expiredText || "expired");
       if (left <= 0 && !ended) end();
     });
   }

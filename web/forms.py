@@ -1,0 +1,149 @@
+"""Forms of the owner pages. They only parse what a person typed; the rules
+(lifetime limits, upload limits, who owns what) are the models' and the
+sharing policy's, and their messages reach the form as field errors."""
+
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from django import forms
+from django.core.exceptions import ValidationError
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from sharing.models import MAX_DOWNLOADS_LIMIT, SharingPolicy, check_upload, format_duration
+
+CUSTOM = "custom"
+# The lifetimes a person picks most (what Pingvin Share and Send offer).
+PRESETS = [
+    (timedelta(hours=1), _("1 hour")),
+    (timedelta(days=1), _("1 day")),
+    (timedelta(days=7), _("7 days")),
+    (timedelta(days=30), _("30 days")),
+]
+
+
+def lifetime_choices(policy: SharingPolicy) -> list[tuple[str, str]]:
+    """The presets within the policy's maximum, the maximum itself when no
+    preset equals it, then "a date and time"."""
+    choices = [(str(int(span.total_seconds())), label) for span, label in PRESETS if span < policy.max_lifetime]
+    top = next((label for span, label in PRESETS if span == policy.max_lifetime), None)
+    top = top or _("%(duration)s (the longest allowed)") % {"duration": format_duration(policy.max_lifetime)}
+    choices.append((str(int(policy.max_lifetime.total_seconds())), top))
+    return [*choices, (CUSTOM, _("A date and time"))]
+
+
+def zone_named(name: str) -> ZoneInfo:
+    try:
+        return ZoneInfo(name or "UTC")
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValidationError(_("Unknown time zone: %(name)s."), params={"name": name[:64]}) from None
+
+
+class ExpiryForm(forms.Form):
+    """When a link ends: a preset lifetime from now, or a date and time in
+    the owner's own time zone (the page's script fills `time_zone` in from
+    the browser; without it the time is read as UTC)."""
+
+    lifetime = forms.ChoiceField(label=_("Link expires in"), widget=forms.RadioSelect)
+    expires_local = forms.CharField(
+        label=_("Date and time"),
+        required=False,
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local", "step": "1", "aria-describedby": "zone-hint"}),
+    )
+    time_zone = forms.CharField(required=False, max_length=64, widget=forms.HiddenInput)
+
+    def __init__(self, *args, policy: SharingPolicy | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.policy = policy or SharingPolicy.current()
+        choices = lifetime_choices(self.policy)
+        self.fields["lifetime"].choices = choices
+        default = str(int(self.policy.default_lifetime.total_seconds()))
+        self.fields["lifetime"].initial = default if default in dict(choices) else choices[0][0]
+
+    def clean_expires_local(self) -> datetime | None:
+        text = self.cleaned_data["expires_local"].strip()
+        if not text:
+            return None
+        try:
+            value = datetime.fromisoformat(text)
+        except ValueError:
+            raise ValidationError(_("Enter a date and time such as 2030-01-31 18:30.")) from None
+        if value.tzinfo is not None:  # a hand-made request; the picker sends local times only
+            raise ValidationError(_("Enter a local date and time without a UTC offset."))
+        return value
+
+    def clean_time_zone(self) -> ZoneInfo:
+        return zone_named(self.cleaned_data["time_zone"].strip())
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.errors:
+            return cleaned
+        now = timezone.now()
+        if cleaned["lifetime"] == CUSTOM:
+            local = cleaned.get("expires_local")
+            if local is None:
+                self.add_error("expires_local", _("Pick the date and time the link should end."))
+                return cleaned
+            field, arguments = "expires_local", {"expires_at": local.replace(tzinfo=cleaned["time_zone"])}
+        else:
+            field, arguments = "lifetime", {"expires_in": int(cleaned["lifetime"])}
+        try:
+            cleaned["deadline"] = self.policy.resolve_expires_at(now=now, **arguments)
+        except ValidationError as refused:
+            for error in refused.error_dict.popitem()[1]:
+                if error.code == "past":
+                    self.add_error(field, _("That time has already passed; pick one in the future."))
+                else:
+                    self.add_error(field, error)
+        return cleaned
+
+
+class ShareForm(ExpiryForm):
+    max_downloads = forms.IntegerField(
+        label=_("Download limit"),
+        required=False,
+        min_value=1,
+        max_value=MAX_DOWNLOADS_LIMIT,
+        help_text=_("The link ends after this many downloads. Leave empty for no limit."),
+    )
+    password = forms.CharField(
+        label=_("Password"),
+        required=False,
+        strip=False,
+        max_length=1024,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+        help_text=_("Recipients must type it before they see the file. Leave empty for none."),
+    )
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    """Django's FileField, for an <input type=file multiple>: a list of files."""
+
+    def __init__(self, **kwargs):
+        super().__init__(widget=MultipleFileInput(), **kwargs)
+
+    def clean(self, data, initial=None):
+        uploads = [upload for upload in (data if isinstance(data, list | tuple) else [data]) if upload]
+        if not uploads:
+            raise ValidationError(_("Choose at least one file."), code="required")
+        return [super(MultipleFileField, self).clean(upload, initial) for upload in uploads]
+
+
+class UploadForm(forms.Form):
+    """One or more files; each obeys the same rules as an API upload."""
+
+    files = MultipleFileField(label=_("Files"), allow_empty_file=True)
+
+    def clean_files(self):
+        for upload in self.cleaned_data["files"]:
+            check_upload(upload)  # UploadTooLarge (answered with a 413) or a bad Content-Type
+        return self.cleaned_data["files"]
+
+    @property
+    def too_large(self) -> bool:
+        return any(error.code == "too_large" for error in self.errors.as_data().get("files", []))

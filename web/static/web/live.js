@@ -1,0 +1,90 @@
+// The live dashboard: each share's time left counts down and turns to
+// "expired" on time without a reload, and its status and downloads follow
+// the server (GET /shares/live/?ids=..., every few seconds while the page is
+// visible). Rows are [data-share-id] elements holding [data-field] spans.
+(function () {
+  "use strict";
+  var POLL_MS = 5000;
+  var time = window.microcloudTime;
+  time.showLocalTimes(document);
+  var rows = Array.prototype.slice.call(document.querySelectorAll("[data-share-id]"));
+  var source = document.querySelector("[data-live-url]");
+  if (!rows.length) return;
+
+  function field(row, name) { return row.querySelector('[data-field="' + name + '"]'); }
+  function setText(row, name, text) {
+    var el = field(row, name);
+    if (el && el.textContent !== text) el.textContent = text;
+  }
+  function deadlineIn(msLeft) {
+    // Counted from the server's figure, not the visitor's clock, which may be off.
+    return msLeft === "" || msLeft === null ? null : Date.now() + Number(msLeft);
+  }
+  rows.forEach(function (row) {
+    var counter = field(row, "time_left");
+    row.deadline = counter ? deadlineIn(counter.dataset.msLeft) : null;
+    row.ended = row.deadline === null;
+  });
+
+  function end(row, status) {
+    row.ended = true;
+    row.deadline = null;
+    row.querySelectorAll("[data-live-only]").forEach(function (el) { el.hidden = true; });
+    var counter = field(row, "time_left");
+    if (counter) counter.textContent = status === "expired" ? counter.dataset.expiredText : counter.dataset.endedText;
+  }
+
+  function tick() {
+    var now = Date.now();
+    rows.forEach(function (row) {
+      if (row.ended) return;
+      var left = row.deadline - now;
+      if (left > 0) {
+        setText(row, "time_left", time.format(Math.ceil(left / 1000)));
+        return;
+      }
+      var status = field(row, "status_label");
+      if (status) status.textContent = status.dataset.expiredLabel;
+      end(row, "expired");
+      poll(1000); // then the server's own words: when and how it ended
+    });
+  }
+
+  function apply(row, state) {
+    setText(row, "downloads", state.downloads);
+    setText(row, "downloads_left", state.downloads_left);
+    if (state.live) {
+      // An ended share never comes back; a live one may have a new deadline.
+      if (!row.ended) row.deadline = deadlineIn(state.ms_left);
+      return;
+    }
+    setText(row, "status_label", state.status_label);
+    setText(row, "ended", state.ended);
+    if (!row.ended || state.status !== "expired") end(row, state.status);
+  }
+
+  var timer = null;
+  function poll(delay) {
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(fetchStates, delay);
+  }
+  function fetchStates() {
+    timer = null;
+    if (!source || document.hidden) return; // visibilitychange starts it again
+    var ids = rows.map(function (row) { return row.dataset.shareId; }).join(",");
+    fetch(source.dataset.liveUrl + "?ids=" + ids, { credentials: "same-origin", headers: { Accept: "application/json" } })
+      .then(function (response) { return response.ok ? response.json() : Promise.reject(response.status); })
+      .then(function (data) {
+        rows.forEach(function (row) {
+          var state = data.shares[row.dataset.shareId];
+          if (state) apply(row, state);
+        });
+        poll(POLL_MS);
+      })
+      .catch(function () { poll(POLL_MS * 3); });
+  }
+  document.addEventListener("visibilitychange", function () { if (!document.hidden) poll(0); });
+  tick();
+  setInterval(tick, 200);
+  poll(POLL_MS);
+})();

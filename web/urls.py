@@ -1,0 +1,20 @@
+from django.urls import path
+
+from web.views import auth, dashboard, files, shares
+
+app_name = "web"
+
+urlpatterns = [
+    path("", dashboard.DashboardView.as_view(), name="dashboard"),
+    path("login/", auth.LoginView.as_view(), name="login"),
+    path("logout/", auth.LogoutView.as_view(), name="logout"),
+    path("account/password/", auth.PasswordChangeView.as_view(), name="password-change"),
+    path("account/password/done/", auth.PasswordChangeDoneView.as_view(), name="password-change-done"),
+    path("files/", files.UploadView.as_view(), name="upload"),
+    path("files/<int:pk>/delete/", files.FileDeleteView.as_view(), name="file-delete"),
+    path("files/<int:pk>/share/", shares.ShareCreateView.as_view(), name="share-create"),
+    path("shares/live/", dashboard.LiveSharesView.as_view(), name="shares-live"),
+    path("shares/<int:pk>/", shares.ShareDetailView.as_view(), name="share"),
+    path("shares/<int:pk>/expiry/", shares.ShareExpiryView.as_view(), name="share-expiry"),
+    path("shares/<int:pk>/unshare/", shares.UnshareView.as_view(), name="unshare"),
+]

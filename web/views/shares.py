@@ -1,0 +1,131 @@
+"""Sharing a file, and watching, extending, shortening or ending a share.
+
+Every write is a model method (Share.create_for, set_expiry, unshare): the
+conditional UPDATEs stay the only writers, and the API and these pages obey
+one set of rules.
+"""
+
+from django.contrib import messages
+from django.contrib.auth.mixins import LoginRequiredMixin
+from django.core.exceptions import ValidationError
+from django.shortcuts import get_object_or_404, redirect
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
+from django.views import View
+from django.views.generic import FormView, TemplateView
+
+from sharing.models import Share, StoredFile
+from web.forms import ExpiryForm, ShareForm
+from web.presenters import share_state
+from web.qr import qr_svg
+from web.security import PageHeadersMixin, with_page_headers
+
+
+class OwnerFormView(LoginRequiredMixin, PageHeadersMixin, FormView):
+    def form_invalid(self, form):
+        # A 400, so a script (or a test) sees the refusal; a person sees the errors.
+        response = super().form_invalid(form)
+        response.status_code = 400
+        return response
+
+
+class ShareCreateView(OwnerFormView):
+    """The share dialog: how long the link lives, its limit and password."""
+
+    template_name = "web/share_form.html"
+    form_class = ShareForm
+
+    def dispatch(self, request, *args, **kwargs):
+        if request.user.is_authenticated:
+            self.file = get_object_or_404(StoredFile, pk=kwargs["pk"], owner=request.user)
+        return super().dispatch(request, *args, **kwargs)
+
+    def get_context_data(self, **kwargs):
+        return super().get_context_data(file=self.file, **kwargs)
+
+    def form_valid(self, form):
+        data = form.cleaned_data
+        try:
+            share = Share.create_for(
+                file=self.file,
+                expires_at=data["deadline"],
+                max_downloads=data.get("max_downloads"),
+                password=data.get("password") or "",
+            )
+        except ValidationError:
+            # The deadline passed while waiting for the write lock.
+            form.add_error(None, _("That time passed before the link could be made; pick a later one."))
+            return self.form_invalid(form)
+        messages.success(self.request, _("Your link is ready. Copy it and send it to anyone."))
+        return redirect("web:share", pk=share.pk)
+
+
+def owned_share(request, pk) -> Share:
+    # Another user's share is a 404, the same as a missing one.
+    return get_object_or_404(Share.objects.select_related("file"), pk=pk, owner=request.user)
+
+
+class ShareDetailView(LoginRequiredMixin, PageHeadersMixin, TemplateView):
+    """One share: its link with Copy and a QR code, its state, and what can
+    be done with it."""
+
+    template_name = "web/share_detail.html"
+
+    def get_context_data(self, *, expiry_form=None, **kwargs):
+        share = owned_share(self.request, self.kwargs["pk"])
+        url = self.request.build_absolute_uri(reverse("public-share", args=[share.token]))
+        state = share_state(share, timezone.now())
+        return super().get_context_data(
+            share=share,
+            state=state,
+            link=url,
+            qr=qr_svg(url, label=_("QR code of the link")),
+            expiry_form=expiry_form or ExpiryForm(),
+            **kwargs,
+        )
+
+
+class ShareExpiryView(LoginRequiredMixin, View):
+    """POST: move a live share's deadline (extend or shorten it)."""
+
+    http_method_names = ["post"]
+
+    def post(self, request, pk):
+        share = owned_share(request, pk)
+        form = ExpiryForm(request.POST)
+        if not form.is_valid():
+            return self.detail_again(request, pk, form, 400)
+        if share.set_expiry(form.cleaned_data["deadline"]):
+            messages.success(request, _("The link now expires at the new time."))
+            return redirect("web:share", pk=pk)
+        if share.is_servable():
+            messages.error(request, _("The new time passed before it could be saved; nothing was changed."))
+        else:
+            messages.error(request, _("This link has already ended; only a live link can be changed."))
+        return self.detail_again(request, pk, form, 409)
+
+    def detail_again(self, request, pk, form, status):
+        detail = ShareDetailView()
+        detail.setup(request, pk=pk)
+        response = detail.get(request, expiry_form=form)
+        response.status_code = status
+        return with_page_headers(response)
+
+
+class UnshareView(LoginRequiredMixin, View):
+    """POST: end a share now. Goes back to the page it came from."""
+
+    http_method_names = ["post"]
+
+    def post(self, request, pk):
+        share = owned_share(request, pk)
+        if share.unshare():
+            messages.success(request, _("The link has been unshared; it no longer works."))
+        else:
+            messages.info(request, _("This link had already ended."))
+        back = request.POST.get("next", "")
+        if url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+            return redirect(back)
+        return redirect("web:share", pk=pk)
