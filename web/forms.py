@@ -46,7 +46,7 @@ class ExpiryForm(forms.Form):
 
     lifetime = forms.ChoiceField(label=_("Link expires in"), widget=forms.RadioSelect)
     expires_local = forms.CharField(
-        label=_("Date and time"),
+        label=_("End date and time"),
         required=False,
         widget=forms.DateTimeInput(attrs={"type": "datetime-local", "step": "1", "aria-describedby": "zone-hint"}),
     )
