@@ -14,49 +14,8 @@ import time
 from pathlib import Path
 
 from bench.db import REPO_ROOT
-from bench.engines import DAEMON, ENGINES
-
-IMPLIED_SWEEP_INTERVAL = 60.0  # what a typical cron cleanup runs at
-
-# Our daemon's targets (issue 4). Each: name, scenario, how to read the
-# measured value, the limit, and a unit for display.
-TARGETS = [
-    ("spread p99 lateness <= 1 ms", "spread", lambda r: r["lateness"]["p99_ms"], 1.0, "ms"),
-    ("spread p99.9 lateness <= 5 ms", "spread", lambda r: r["lateness"]["p999_ms"], 5.0, "ms"),
-    # Committed, so the later of "last ended_at" and "seen committed" counts.
-    ("burst drained <= 0.5 s after the deadline", "burst", lambda r: _burst_drain(r), 0.5, "s"),
-    # Performance at load (issue 12).
-    ("10,000/s: p99 lateness <= 2 ms", "rate", lambda r: r["lateness"]["p99_ms"], 2.0, "ms"),
-    ("10,000/s: CPU <= 50 % of a core", "rate", lambda r: r["cpu_percent"], 50.0, "%"),
-    ("burst: ended_at at most 5 ms before its commit", "burst", lambda r: r["stamp_gap"]["max_ms"], 5.0, "ms"),
-    ("idle CPU <= 0.1 % of a core", "idle", lambda r: r["big"]["cpu_percent"], 0.1, "%"),
-    # 20/s is one pick-up poll every 50 ms; 5 % slack for stray preemptions.
-    ("idle wake-ups <= 20/s (+5 %)", "idle", lambda r: r["big"]["wakeups_per_s"], 21.0, "/s"),
-    (
-        "idle RSS independent of rows outside the window (|delta| <= 2 MB)",
-        "idle",
-        lambda r: abs(r["rss_delta_mb"]),
-        2.0,
-        "MB",
-    ),
-    (
-        "pick-up: every share expired within 10 ms",
-        "pickup",
-        lambda r: r["late_over_10ms"] + r["not_expired"],
-        0,
-        "late",
-    ),
-    ("refresh query <= 10 ms (median)", "refresh", lambda r: r["query_ms_median"], 10.0, "ms"),
-    ("refresh query uses share_active_expiry_idx", "refresh", lambda r: 0 if r["uses_index"] else 1, 0, "scans"),
-]
-
-
-def _burst_drain(r: dict) -> float | None:
-    """Deadline to the last commit: the later of the last ended_at and the
-    moment the benchmark saw none left (the sweep stamps ended_at before its
-    one long UPDATE, so its ended_at alone flatters it)."""
-    values = [v for v in (r.get("drain_s"), r.get("observed_drain_s")) if v is not None]
-    return max(values) if values and r.get("drained") else None
+from bench.derived import RATIO_METRICS, check_targets, implied_sweep, ratios
+from bench.engines import ENGINES
 
 
 def machine() -> dict:
@@ -96,86 +55,6 @@ def machine() -> dict:
         "load_average": os.getloadavg(),
         "git_commit": commit,
     }
-
-
-# --- derived figures ------------------------------------------------------------
-
-
-def _get(results: dict, scenario: str, engine: str, *path: str):
-    value = results.get(scenario, {}).get(engine)
-    if path == ("committed_s",) and isinstance(value, dict) and "error" not in value:
-        return _burst_drain(value)
-    for key in path:
-        if not isinstance(value, dict) or "error" in value:
-            return None
-        value = value.get(key)
-    return value
-
-
-RATIO_METRICS = [
-    ("spread p99 lateness", "spread", ("lateness", "p99_ms")),
-    ("spread max lateness", "spread", ("lateness", "max_ms")),
-    ("spread CPU seconds", "spread", ("cpu_s",)),
-    ("burst drain time (to last commit)", "burst", ("committed_s",)),
-    ("idle CPU %", "idle", ("big", "cpu_percent")),
-    ("idle wake-ups/s", "idle", ("big", "wakeups_per_s")),
-    ("idle RSS", "idle", ("big", "rss_mb")),
-    ("pick-up p99 lateness", "pickup", ("lateness", "p99_ms")),
-]
-
-
-def ratios(results: dict) -> dict:
-    """ours / theirs for each metric (below 1: ours is lower, i.e. better)."""
-    out: dict[str, dict[str, float | None]] = {}
-    for other in ENGINES:
-        if other == DAEMON.key:
-            continue
-        for name, scenario, path in RATIO_METRICS:
-            ours, theirs = _get(results, scenario, DAEMON.key, *path), _get(results, scenario, other, *path)
-            if ours is None or theirs is None:
-                continue
-            out.setdefault(other, {})[name] = (ours / theirs) if theirs else None
-    return out
-
-
-def implied_sweep(results: dict, interval: float) -> dict:
-    """What the 1 s sweep's figures mean for a sweep every 60 s: lateness is
-    ~uniform over the interval, so it scales with it; its idle cost is one
-    UPDATE per interval, so it shrinks with it."""
-    factor = IMPLIED_SWEEP_INTERVAL / interval
-    out: dict[str, dict] = {"interval_s": IMPLIED_SWEEP_INTERVAL}
-    for scenario in ("spread", "pickup"):
-        lateness = _get(results, scenario, "sweep", "lateness")
-        if lateness and lateness.get("n"):
-            out[scenario] = {k: lateness[k] * factor for k in ("p50_ms", "p99_ms", "max_ms")}
-    update_s = _get(results, "burst", "sweep", "observed_drain_s")
-    stamp_s = _get(results, "burst", "sweep", "drain_s")
-    if update_s is not None and stamp_s is not None:
-        # Worst case: due just after a sweep began, then one full UPDATE.
-        out["burst"] = {"worst_drain_s": IMPLIED_SWEEP_INTERVAL + max(0.0, update_s - stamp_s)}
-    idle = _get(results, "idle", "sweep", "big")
-    if idle:
-        out["idle"] = {"cpu_percent": idle["cpu_percent"] / factor, "wakeups_per_s": idle["wakeups_per_s"] / factor}
-    return out
-
-
-def check_targets(results: dict) -> list[dict]:
-    checks = []
-    for name, scenario, read, limit, unit in TARGETS:
-        result = results.get(scenario)
-        if result is None:
-            continue
-        if scenario != "refresh":
-            result = result.get(DAEMON.key)
-        try:
-            value = read(result) if result and "error" not in result else None
-        except (KeyError, TypeError):
-            value = None
-        if value is not None and not math.isfinite(value):
-            value = None  # e.g. a burst that never drained
-        met = value is not None and value <= limit
-        checks.append({"target": name, "measured": value, "limit": limit, "unit": unit, "met": met})
-    return checks
 
 
 def build(
