@@ -212,6 +212,12 @@ NUM_PROXIES = envint("NUM_PROXIES", 0, minimum=0)
 # Requests a minute one client address may make to public links (pages and
 # downloads); generous enough for a browser resuming a big download.
 LINK_RATE_LIMIT = envint("LINK_RATE_LIMIT", 600, minimum=1)
+# How much of a visitor's address a share's history keeps (downloads, wrong
+# passwords): "truncated" (IPv4 last octet zeroed, IPv6 first 48 bits kept),
+# "full", or "none".
+EVENT_CLIENT_ADDRESS = os.environ.get("EVENT_CLIENT_ADDRESS", "truncated").strip().lower()
+if EVENT_CLIENT_ADDRESS not in ("truncated", "full", "none"):
+    raise ImproperlyConfigured(f"EVENT_CLIENT_ADDRESS must be truncated, full or none, got {EVENT_CLIENT_ADDRESS!r}")
 
 # --- Expiry daemon --------------------------------------------------------
 # Seconds between the daemon's window reloads; 0 means "follow the policy"
