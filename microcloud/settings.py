@@ -179,6 +179,8 @@ SPECTACULAR_SETTINGS = {
     # required of a client), and error answers with bodies, so clients
     # generated from the schema work unedited (tests/test_openapi_client.py).
     "COMPONENT_SPLIT_REQUEST": True,
+    # A name of its own rather than the generic KindEnum a generated client would get.
+    "ENUM_NAME_OVERRIDES": {"ShareEventKindEnum": "sharing.models.events.ShareEvent.Kind"},
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "sharing.schema.add_error_answers",
