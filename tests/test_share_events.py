@@ -5,6 +5,7 @@ import time
 from datetime import timedelta
 
 import pytest
+from django.core.exceptions import ImproperlyConfigured
 from django.db import DatabaseError, connection, transaction
 from django.test import Client
 from django.urls import reverse
@@ -14,6 +15,7 @@ from expiry.store import ShareStore
 from links.tickets import RESUME_COOKIE
 from sharing.models import Download, Share, ShareEvent, Visitor, stored_address
 from sharing.models.events import USER_AGENT_MAX
+from tests.helpers import run_manage
 
 Kind = ShareEvent.Kind
 DATA = bytes(range(256)) * 16  # 4096 bytes
@@ -418,3 +420,16 @@ def test_a_caller_rolling_back_takes_the_change_and_its_event_back(shared_file):
     share.refresh_from_db()
     assert share.status == Share.Status.ACTIVE
     assert kinds(share) == [Kind.CREATED]
+
+
+def test_an_unknown_address_mode_stops_start_up_naming_the_variable():
+    result = run_manage("check", SECRET_KEY="k" * 50, EVENT_CLIENT_ADDRESS="partial")
+    assert result.returncode != 0
+    assert "ImproperlyConfigured: EVENT_CLIENT_ADDRESS must be truncated, full or none" in result.stderr
+    assert run_manage("check", SECRET_KEY="k" * 50, EVENT_CLIENT_ADDRESS="Full").returncode == 0
+
+
+def test_an_unknown_address_mode_set_in_code_is_refused_too(settings):
+    settings.EVENT_CLIENT_ADDRESS = "partial"
+    with pytest.raises(ImproperlyConfigured, match="EVENT_CLIENT_ADDRESS"):
+        stored_address("192.0.2.1")

@@ -344,7 +344,8 @@ class Share(models.Model):
         only forward (first_byte beyond the last resume), only for what the
         client may have lost in flight (at most resume_slack(size) before the
         end of what was sent), and at most MAX_FREE_RESUMES times: one
-        counted download never yields a second copy.
+        counted download never yields a second copy. An accepted resume is
+        recorded (downloaded, resumed, the bytes it asks for).
         """
         size = self.file.size if self.file_id else 0
         with transaction.atomic():
