@@ -19,9 +19,10 @@ from functools import partial
 
 from django.db import connections, models, transaction
 from django.db.models.expressions import RawSQL
+from django.utils.duration import duration_microseconds
 
 from expiry.signals import shares_expired
-from sharing.models import Share
+from sharing.models import Share, ShareEvent
 
 # SQLite's pick-up re-reads writes this far before the latest it saw. Writes
 # commit in updated_at order there (taken under BEGIN IMMEDIATE), so this only
@@ -31,6 +32,25 @@ PICKUP_OVERLAP = 0.2
 
 def to_datetime(timestamp: float) -> datetime:
     return datetime.fromtimestamp(timestamp, UTC)
+
+
+_SQLITE_EVENT_INSERT = (
+    f"INSERT INTO {ShareEvent._meta.db_table} (share_id, kind, at, expires_at, lateness, user_agent, details) "
+    "VALUES (?, ?, ?, ?, ?, '', '{}')"
+)
+
+
+def _sqlite_event_rows(rows: list[tuple], ended_at: datetime):
+    """The expired events' values for SQLite's (id, expires_at) rows: the
+    deadline as stored (naive UTC text), lateness in microseconds (how
+    Django stores a DurationField there)."""
+    stamp = str(ended_at.replace(tzinfo=None))
+    kind = str(ShareEvent.Kind.EXPIRED)
+    for share_id, expires_at in rows:
+        # Django's converter makes the column a naive datetime; text if not registered.
+        deadline = expires_at if isinstance(expires_at, datetime) else datetime.fromisoformat(expires_at)
+        lateness = ended_at - deadline.replace(tzinfo=UTC)
+        yield share_id, kind, stamp, str(deadline), duration_microseconds(lateness)
 
 
 @dataclass(frozen=True)
@@ -139,7 +159,7 @@ class ShareStore:
         set_params = [Share.Status.EXPIRED, Share.EndReason.EXPIRED, stamp, stamp]
         if order_limit is None and not self.skips_locked_rows:
             # SQLite, a list of ids: the plain conditional UPDATE.
-            sql = f"UPDATE {table} {set_expired} WHERE {where} RETURNING id"
+            sql = f"UPDATE {table} {set_expired} WHERE {where} RETURNING id, expires_at"
             params = [*set_params, *id_params, *due_params]
         else:
             tail = f" ORDER BY expires_at, id LIMIT {int(order_limit)}" if order_limit is not None else ""
@@ -148,19 +168,29 @@ class ShareStore:
             # The outer WHERE repeats the condition: the UPDATE itself decides,
             # whatever the sub-select saw.
             sql = f"UPDATE {table} {set_expired} WHERE id IN (SELECT id FROM {table} WHERE {where}{tail}) AND {due}"
-            sql += " RETURNING id"
+            sql += " RETURNING id, expires_at"
             params = [*set_params, *id_params, *due_params, *due_params]
-        # One statement is its own transaction: no BEGIN/COMMIT round trips
-        # (Django's atomic() costs ~60 % of an expiry's CPU on SQLite). Inside
-        # a caller's atomic block it joins that transaction instead, and
-        # on_commit waits for it.
+        # Each expiry writes its expired event in the same transaction, from
+        # exactly the rows the UPDATE returned: history and state cannot
+        # disagree, and a share is expired (and recorded) by one daemon only.
         if connection.vendor == "sqlite":
             self._tune(connection)
-            # The raw connection: Django's cursor wrappers doubled the CPU of
-            # a one-row expiry (~1000 a second when shares fall due together).
+            # The raw connection: Django's cursor wrappers (and atomic()) doubled
+            # the CPU of a one-row expiry (~1000 a second when shares fall due
+            # together). Inside a caller's atomic block it joins that
+            # transaction instead, and on_commit waits for it.
             with connection.wrap_database_errors:  # still django.db errors
-                rows = connection.connection.execute(sql.replace("%s", "?"), params).fetchall()
+                rows = self._expire_sqlite(connection, sql.replace("%s", "?"), params, to_datetime(now))
         else:
+            # PostgreSQL: the UPDATE and the INSERT of its events are one
+            # statement (a data-modifying WITH), so one round trip, atomic.
+            events = ops.quote_name(ShareEvent._meta.db_table)
+            sql = (
+                f"WITH expired AS ({sql}) INSERT INTO {events} "
+                f"(share_id, kind, at, expires_at, lateness, user_agent, details) "
+                f"SELECT id, %s, %s, expires_at, %s - expires_at, '', '{{}}' FROM expired RETURNING share_id"
+            )
+            params = [*params, ShareEvent.Kind.EXPIRED, stamp, stamp]
             with connection.cursor() as cursor:
                 cursor.execute(sql, params)
                 rows = cursor.fetchall()
@@ -171,6 +201,27 @@ class ShareStore:
                 using=self.using,
             )
         return expired
+
+    @staticmethod
+    def _expire_sqlite(connection, sql: str, params: list, ended_at: datetime) -> list[tuple]:
+        """Run the expiry UPDATE and insert its events in one transaction
+        (BEGIN IMMEDIATE on the raw connection unless the caller's atomic
+        block has one open); return the UPDATE's (id, expires_at) rows."""
+        raw = connection.connection
+        own = not connection.in_atomic_block
+        if own:
+            raw.execute("BEGIN IMMEDIATE")
+        try:
+            rows = raw.execute(sql, params).fetchall()
+            if rows:
+                raw.executemany(_SQLITE_EVENT_INSERT, _sqlite_event_rows(rows, ended_at))
+        except BaseException:
+            if own:
+                raw.execute("ROLLBACK")
+            raise
+        if own:
+            raw.execute("COMMIT")
+        return rows
 
     def _tune(self, connection) -> None:
         """Keep SQLite's WAL checkpoints off the daemon's connection.

@@ -18,6 +18,7 @@ from django.db import DatabaseError
 from django.http import FileResponse, HttpResponse
 from django.utils.http import content_disposition_header
 
+from links.guards import visitor
 from links.ranges import ByteRange, Unsatisfiable, requested_range
 from links.tickets import give_resume_ticket, resume_ticket
 from sharing.models import Download, Share
@@ -84,10 +85,11 @@ def serve(request, share: Share) -> HttpResponse | None:
     try:
         download_id = None
         ticket = resume_ticket(request, share) if first > 0 else None
-        if ticket is not None and share.resume_download(ticket, first_byte=first, end=end):
+        who = visitor(request)
+        if ticket is not None and share.resume_download(ticket, first_byte=first, end=end, visitor=who):
             download_id, counted = ticket, False
         else:
-            download = share.start_download(first_byte=first, end=end)
+            download = share.start_download(first_byte=first, end=end, visitor=who)
             if download is None:
                 handle.close()
                 return None

@@ -10,8 +10,8 @@ import logging
 from django.conf import settings
 from django.contrib.auth import hashers
 
-from ratelimit.limits import CountersUnavailable, RateLimit, client_address
-from sharing.models import Share
+from ratelimit.limits import CountersUnavailable, RateLimit, client_address, client_ip
+from sharing.models import Share, Visitor
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +37,12 @@ def request_allowed(request) -> tuple[bool, int]:
     return decision.allowed, decision.retry_after
 
 
+def visitor(request) -> Visitor:
+    """Who is asking, for the share's history (the model truncates the
+    address as EVENT_CLIENT_ADDRESS says)."""
+    return Visitor(address=client_ip(request), user_agent=request.headers.get("User-Agent", ""))
+
+
 def header_password(request) -> str | None:
     """The password a script sent, if any. Headers arrive as Latin-1; the
     bytes are read as UTF-8 so any password can be sent (curl sends bytes)."""
@@ -55,7 +61,9 @@ def try_password(request, share: Share | None, token: str, password: str) -> tup
     retry_after). A missing link answers exactly like a wrong password, after
     the same hashing work, so guesses learn nothing about which links exist.
     Every attempt is counted before the password is hashed and refunded if
-    it was right, so parallel guesses cannot slip past the limits.
+    it was right, so parallel guesses cannot slip past the limits. A wrong
+    password for a real link's password is recorded in its history (a
+    refusal by the limits is not: nothing was tried).
     """
     address = client_address(request)
     by_link = WRONG_PASSWORDS_BY_LINK.hit(token)
@@ -72,4 +80,5 @@ def try_password(request, share: Share | None, token: str, password: str) -> tup
         WRONG_PASSWORDS_BY_LINK.refund(token)
         WRONG_PASSWORDS_BY_ADDRESS.refund(address)
         return "ok", None
+    share.record_wrong_password(visitor(request))
     return "wrong", None

@@ -185,6 +185,8 @@ SPECTACULAR_SETTINGS = {
     # required of a client), and error answers with bodies, so clients
     # generated from the schema work unedited (tests/test_openapi_client.py).
     "COMPONENT_SPLIT_REQUEST": True,
+    # A name of its own rather than the generic KindEnum a generated client would get.
+    "ENUM_NAME_OVERRIDES": {"ShareEventKindEnum": "sharing.models.events.ShareEvent.Kind"},
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "sharing.schema.add_error_answers",
@@ -218,6 +220,12 @@ NUM_PROXIES = envint("NUM_PROXIES", 0, minimum=0)
 # Requests a minute one client address may make to public links (pages and
 # downloads); generous enough for a browser resuming a big download.
 LINK_RATE_LIMIT = envint("LINK_RATE_LIMIT", 600, minimum=1)
+# How much of a visitor's address a share's history keeps (downloads, wrong
+# passwords): "truncated" (IPv4 last octet zeroed, IPv6 first 48 bits kept),
+# "full", or "none".
+EVENT_CLIENT_ADDRESS = os.environ.get("EVENT_CLIENT_ADDRESS", "truncated").strip().lower()
+if EVENT_CLIENT_ADDRESS not in ("truncated", "full", "none"):
+    raise ImproperlyConfigured(f"EVENT_CLIENT_ADDRESS must be truncated, full or none, got {EVENT_CLIENT_ADDRESS!r}")
 
 # --- Expiry daemon --------------------------------------------------------
 # Seconds between the daemon's window reloads; 0 means "follow the policy"

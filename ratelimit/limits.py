@@ -96,6 +96,18 @@ class RateLimit:
         return max(1, math.ceil((oldest + BUCKETS + 1) * self.bucket - now))
 
 
+def client_ip(request) -> str:
+    """The client's own address, as sent: REMOTE_ADDR, or behind NUM_PROXIES
+    trusted proxies that many entries from the end of X-Forwarded-For."""
+    address = request.META.get("REMOTE_ADDR", "")
+    proxies = settings.NUM_PROXIES
+    if proxies:
+        forwarded = [part.strip() for part in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",") if part.strip()]
+        if len(forwarded) >= proxies:
+            address = forwarded[-proxies]
+    return address
+
+
 def client_address(request) -> str:
     """The client's address as the limits see it.
 
@@ -103,12 +115,7 @@ def client_address(request) -> str:
     the end of X-Forwarded-For (anything before them can be forged); IPv6
     clients are grouped by /64, the block one subscriber usually holds.
     """
-    address = request.META.get("REMOTE_ADDR", "")
-    proxies = settings.NUM_PROXIES
-    if proxies:
-        forwarded = [part.strip() for part in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",") if part.strip()]
-        if len(forwarded) >= proxies:
-            address = forwarded[-proxies]
+    address = client_ip(request)
     try:
         parsed = ipaddress.ip_address(address)
     except ValueError:

@@ -20,6 +20,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html
 
+from sharing.admin_events import ShareHistoryMixin
 from sharing.admin_filters import EffectiveStatusFilter, EndReasonFilter, ExpiresWithinFilter
 from sharing.models import Share, SharingPolicy, StoredFile, clean_file_name, format_duration
 
@@ -94,7 +95,7 @@ _LATENESS = Case(
 
 
 @admin.register(Share)
-class ShareAdmin(admin.ModelAdmin):
+class ShareAdmin(ShareHistoryMixin, admin.ModelAdmin):
     form = ShareAdminForm
     list_display = (
         "token_short",
@@ -136,6 +137,7 @@ class ShareAdmin(admin.ModelAdmin):
         "has_password",
         "created_at",
         "updated_at",
+        "history",
     )
     # file and owner too: re-pointing a share at another file (or user) is not
     # something the product does, and would hand one user's link to another.

@@ -15,7 +15,16 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from sharing.exceptions import PayloadTooLarge
-from sharing.models import KEEP, MAX_DOWNLOADS_LIMIT, Share, SharingPolicy, StoredFile, UploadTooLarge, check_upload
+from sharing.models import (
+    KEEP,
+    MAX_DOWNLOADS_LIMIT,
+    Share,
+    ShareEvent,
+    SharingPolicy,
+    StoredFile,
+    UploadTooLarge,
+    check_upload,
+)
 
 # The largest number of seconds a timedelta can hold: anything above it could
 # never pass the policy's maximum and would only overflow inside the model.
@@ -262,3 +271,38 @@ class ShareSerializer(serializers.ModelSerializer):
     def get_lateness_ms(self, share) -> float | None:
         lateness = share.lateness
         return None if lateness is None else round(lateness / timedelta(milliseconds=1), 3)
+
+
+class ShareEventSerializer(serializers.ModelSerializer):
+    """One entry of a share's history; fields a kind does not use are null."""
+
+    lateness_ms = serializers.SerializerMethodField(
+        help_text="expired: milliseconds between the deadline and the expiry's commit; null otherwise."
+    )
+    details = serializers.DictField(
+        read_only=True,
+        help_text=(
+            'What else the kind says: created {"max_downloads", "password"}; changed {"max_downloads": [old, new], '
+            '"password": "set" | "changed" | "removed"}; {} for the others.'
+        ),
+    )
+
+    class Meta:
+        model = ShareEvent
+        fields = [
+            "id",
+            "kind",
+            "at",
+            "old_expires_at",
+            "expires_at",
+            "lateness_ms",
+            "bytes",
+            "resumed",
+            "client_address",
+            "user_agent",
+            "details",
+        ]
+        read_only_fields = fields
+
+    def get_lateness_ms(self, event) -> float | None:
+        return None if event.lateness is None else round(event.lateness / timedelta(milliseconds=1), 3)

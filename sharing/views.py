@@ -26,6 +26,7 @@ from sharing.models import Share, StoredFile
 from sharing.serializers import (
     FileUploadSerializer,
     ShareCreateSerializer,
+    ShareEventSerializer,
     ShareSerializer,
     ShareUpdateSerializer,
     StoredFileSerializer,
@@ -198,6 +199,8 @@ class ShareViewSet(
             return ShareCreateSerializer
         if self.action == "partial_update":
             return ShareUpdateSerializer
+        if self.action == "events":
+            return ShareEventSerializer
         return ShareSerializer
 
     def get_serializer_context(self):
@@ -252,3 +255,21 @@ class ShareViewSet(
     def destroy(self, request, pk=None):
         self.get_object().unshare()
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(
+        summary="A share's history",
+        description=(
+            "Every change of the share, oldest first, paginated: created, renewed (old_expires_at, expires_at), "
+            "changed (details), downloaded (bytes, client_address, user_agent; resumed for a free resume), "
+            "wrong_password, unshared, expired (lateness_ms), download_limit_reached, file_deleted. "
+            "client_address is kept as the server's EVENT_CLIENT_ADDRESS says (by default the last IPv4 "
+            "octet zeroed, IPv6 cut to its first 48 bits; null when not kept)."
+        ),
+        responses={200: ShareEventSerializer(many=True), 404: NOT_FOUND},
+    )
+    # No share filters here: ?status or ?file must not make the share itself a 404.
+    @action(detail=True, methods=["get"], filter_backends=[])
+    def events(self, request, pk=None):
+        share = self.get_object()
+        page = self.paginate_queryset(share.events.order_by("at", "id"))
+        return self.get_paginated_response(self.get_serializer(page, many=True).data)

@@ -18,7 +18,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from sharing.models import Share
+from sharing.models import Share, ShareEvent
 from tests.helpers import bulk_shares, kill, report, start_manage, stop, wait_for_text, wait_until
 
 pytestmark = pytest.mark.fault
@@ -171,6 +171,10 @@ def test_three_daemons_expire_twenty_thousand_mixed_deadlines_exactly_once_and_n
     assert figures["ended_at_rewritten"] == 0
     assert figures["not_logged"] == 0
     assert sum(per_daemon) == len(ids)
+    # The history agrees: one expired event per expiry, whichever daemon made it.
+    events = ShareEvent.objects.filter(kind=ShareEvent.Kind.EXPIRED, share_id__gte=min(ids), share_id__lte=max(ids))
+    assert events.count() == len(ids)
+    assert events.values("share_id").distinct().count() == len(ids)
     outputs = "".join(output.read_text() for _, output, _ in daemons)
     assert "database is locked" not in outputs
     if connection.vendor == "sqlite":

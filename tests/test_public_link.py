@@ -248,7 +248,7 @@ def test_expiry_during_the_open_is_caught_by_the_final_check(client, stored, clo
 def test_a_busy_database_is_503_not_500(client, stored, monkeypatch):
     share = share_of(stored)
 
-    def locked(self, now=None):
+    def locked(self, **kwargs):
         raise OperationalError("database is locked")
 
     monkeypatch.setattr(Share, "count_download", locked)

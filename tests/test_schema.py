@@ -23,6 +23,7 @@ EXPECTED_OPERATIONS = {
     ("/api/shares/{id}/", "get"),
     ("/api/shares/{id}/", "patch"),
     ("/api/shares/{id}/", "delete"),
+    ("/api/shares/{id}/events/", "get"),
 }
 
 

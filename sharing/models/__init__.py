@@ -2,6 +2,7 @@
 concept per module. Everything is importable from sharing.models."""
 
 from sharing.models.downloads import MAX_FREE_RESUMES, RESUME_GRACE, Download, resume_slack
+from sharing.models.events import ShareEvent, Visitor, stored_address
 from sharing.models.files import (
     StoredFile,
     UploadTooLarge,
@@ -21,10 +22,12 @@ __all__ = [
     "RESUME_GRACE",
     "Download",
     "Share",
+    "ShareEvent",
     "ShareQuerySet",
     "SharingPolicy",
     "StoredFile",
     "UploadTooLarge",
+    "Visitor",
     "check_upload",
     "clean_content_type",
     "clean_file_name",
@@ -33,5 +36,6 @@ __all__ = [
     "locked_now",
     "new_share_token",
     "resume_slack",
+    "stored_address",
     "stored_file_path",
 ]

@@ -89,11 +89,17 @@ class StoredFile(models.Model):
         Return how many were unshared. The bytes go only once the transaction
         has committed, so a rollback never leaves a row without its file.
         """
+        from sharing.models.events import ShareEvent, expiry_events
         from sharing.models.shares import Share, locked_now  # shares import files: import here
 
         with transaction.atomic():
+            # The file's row first: a share of it created meanwhile waits for
+            # this commit (and then fails), so the rows read below are exactly
+            # the ones the UPDATEs change and the events record.
+            list(StoredFile.objects.filter(pk=self.pk).select_for_update().values_list("pk", flat=True))
             active = self.shares.filter(status=Share.Status.ACTIVE)
             now = locked_now(active)
+            rows = list(active.order_by("pk").values_list("pk", "expires_at"))
             active.filter(expires_at__lte=now).update(
                 status=Share.Status.EXPIRED, end_reason=Share.EndReason.EXPIRED, ended_at=now, updated_at=now
             )
@@ -103,6 +109,10 @@ class StoredFile(models.Model):
                 ended_at=now,
                 updated_at=now,
             )
+            ended = [
+                ShareEvent(share_id=pk, kind=ShareEvent.Kind.FILE_DELETED, at=now) for pk, due in rows if due > now
+            ]
+            ShareEvent.save_all(expiry_events([row for row in rows if row[1] <= now], now) + ended)
             self.delete()  # the bytes follow on commit: delete_stored_bytes
         return unshared
 

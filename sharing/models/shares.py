@@ -21,11 +21,14 @@ from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
 from sharing.models.downloads import MAX_FREE_RESUMES, RESUME_GRACE, Download, resume_slack
+from sharing.models.events import ShareEvent, Visitor, change_events, download_events, expiry_events
 from sharing.models.files import StoredFile
 from sharing.signals import share_schedule_changed
 
 # "Leave as it is" for optional arguments where None means something (no limit).
 KEEP = object()
+# What Share.change may change, and the count that decides whether a new limit ends the share.
+_CHANGEABLE = ("expires_at", "max_downloads", "password_hash", "download_count")
 
 # Far above any real use, and within the column on every database.
 MAX_DOWNLOADS_LIMIT = 1_000_000_000
@@ -68,13 +71,22 @@ class ShareQuerySet(models.QuerySet):
         return self.none()
 
     def expire_due(self, now: datetime) -> int:
-        """Mark every share in this queryset that is due at `now` expired."""
-        return self.filter(status=Share.Status.ACTIVE, expires_at__lte=now).update(
-            status=Share.Status.EXPIRED,
-            end_reason=Share.EndReason.EXPIRED,
-            ended_at=now,
-            updated_at=now,
-        )
+        """Mark every share in this queryset that is due at `now` expired,
+        with an expired event each. (The daemon's own path is expiry.store.)"""
+        due = self.filter(status=Share.Status.ACTIVE, expires_at__lte=now)
+        with transaction.atomic(using=self.db):
+            # Locked, so the UPDATE below expires exactly these rows: a row
+            # another writer ended meanwhile is no longer due when the lock
+            # is ours (PostgreSQL re-checks the WHERE; SQLite holds the lock).
+            rows = list(due.select_for_update().order_by("pk").values_list("pk", "expires_at"))
+            expired = due.filter(pk__in=[pk for pk, _ in rows]).update(
+                status=Share.Status.EXPIRED,
+                end_reason=Share.EndReason.EXPIRED,
+                ended_at=now,
+                updated_at=now,
+            )
+            ShareEvent.save_all(expiry_events(rows, now))
+        return expired
 
 
 class Share(models.Model):
@@ -184,6 +196,10 @@ class Share(models.Model):
 
     # --- writing: each one conditional UPDATE -------------------------------
 
+    def record_wrong_password(self, visitor: Visitor | None = None) -> None:
+        """Record a wrong password given for this link (no state changes)."""
+        ShareEvent.record(self.pk, ShareEvent.Kind.WRONG_PASSWORD, timezone.now(), visitor=visitor)
+
     @classmethod
     def create_for(
         cls, *, file: StoredFile, expires_at: datetime, max_downloads: int | None = None, password: str = ""
@@ -204,6 +220,13 @@ class Share(models.Model):
                 password_hash=password_hash,
                 created_at=now,
                 updated_at=now,
+            )
+            ShareEvent.record(
+                share.pk,
+                ShareEvent.Kind.CREATED,
+                now,
+                expires_at=expires_at,
+                details={"max_downloads": max_downloads, "password": bool(password)},
             )
             transaction.on_commit(partial(_announce, share.pk, expires_at))
         return share
@@ -232,6 +255,8 @@ class Share(models.Model):
                 if expires_at <= now:
                     return False
                 values["expires_at"] = expires_at
+            # Read under the lock: what the UPDATE below changes it from.
+            before = Share.objects.filter(pk=self.pk).values(*_CHANGEABLE).first()
             shares = Share.objects.servable(now).filter(pk=self.pk)
             if max_downloads is not KEEP:
                 values["max_downloads"] = max_downloads
@@ -249,6 +274,8 @@ class Share(models.Model):
                             "the limit cannot be lower."
                         }
                     )
+            if changed:
+                ShareEvent.save_all(change_events(self.pk, now, before, values))
             if changed and expires_at is not None:
                 transaction.on_commit(partial(_announce, self.pk, expires_at))
         self.refresh_from_db()
@@ -263,10 +290,12 @@ class Share(models.Model):
                 .filter(pk=self.pk)
                 .update(status=self.Status.UNSHARED, end_reason=reason, ended_at=now, updated_at=now)
             )
+            if changed:  # the end reasons unshared and file_deleted are also event kinds
+                ShareEvent.record(self.pk, ShareEvent.Kind(reason), now)
         self.refresh_from_db()
         return bool(changed)
 
-    def count_download(self) -> bool:
+    def count_download(self, *, visitor: Visitor | None = None, size: int | None = None) -> bool:
         """Count one download if the share is servable now and has downloads left.
 
         Check and increment are one UPDATE, so a download racing an unshare
@@ -276,6 +305,8 @@ class Share(models.Model):
         UPDATE. "Now" is read once the lock is ours: a download that waited
         for the lock past the deadline is refused. Call inside atomic() to
         make more writes part of the same decision (start_download does).
+        A counted download is recorded (downloaded, `size` bytes, `visitor`),
+        and download_limit_reached when it ended the share.
         """
         with transaction.atomic():
             now = locked_now(Share.objects.filter(pk=self.pk))
@@ -286,19 +317,27 @@ class Share(models.Model):
                 .filter(left, pk=self.pk)
                 .update(download_count=F("download_count") + 1, **_end_when(last, self.EndReason.DOWNLOAD_LIMIT, now))
             )
+            if changed:
+                # Still under the lock: ended by its limit now means ended by this UPDATE.
+                used_up = Share.objects.filter(
+                    pk=self.pk, status=self.Status.EXPIRED, end_reason=self.EndReason.DOWNLOAD_LIMIT
+                ).exists()
+                ShareEvent.save_all(
+                    download_events(self.pk, now, visitor=visitor, size=size, resumed=False, used_up=used_up)
+                )
         return bool(changed)
 
-    def start_download(self, *, first_byte: int, end: int) -> "Download | None":
+    def start_download(self, *, first_byte: int, end: int, visitor: Visitor | None = None) -> "Download | None":
         """Count a download of bytes [first_byte, end) and record it, or
         return None when the link may not serve it (ended, used up)."""
         with transaction.atomic():
-            if not self.count_download():
+            if not self.count_download(visitor=visitor, size=end - first_byte):
                 return None
             return Download.objects.create(
                 share_id=self.pk, started_at=timezone.now(), resume_from=first_byte, reserved_until=end
             )
 
-    def resume_download(self, download_id: int, *, first_byte: int, end: int) -> bool:
+    def resume_download(self, download_id: int, *, first_byte: int, end: int, visitor: Visitor | None = None) -> bool:
         """Let the holder of `download_id`'s ticket fetch [first_byte, end)
         without counting a new download; return False when that would give
         out more than the download it resumes (then it must count anew).
@@ -308,7 +347,8 @@ class Share(models.Model):
         only forward (first_byte beyond the last resume), only for what the
         client may have lost in flight (at most resume_slack(size) before the
         end of what was sent), and at most MAX_FREE_RESUMES times: one
-        counted download never yields a second copy.
+        counted download never yields a second copy. An accepted resume is
+        recorded (downloaded, resumed, the bytes it asks for).
         """
         size = self.file.size if self.file_id else 0
         with transaction.atomic():
@@ -327,6 +367,10 @@ class Share(models.Model):
                 reserved_until__lte=first_byte + resume_slack(size),
                 free_resumes__lt=MAX_FREE_RESUMES,
             ).update(resume_from=first_byte, reserved_until=end, free_resumes=F("free_resumes") + 1)
+            if changed:
+                ShareEvent.save_all(
+                    download_events(self.pk, now, visitor=visitor, size=end - first_byte, resumed=True, used_up=False)
+                )
         return bool(changed)
 
 

@@ -1,0 +1,180 @@
+"""A share's history: one ShareEvent for every change of it.
+
+Each event is written inside the transaction of the change it records, and
+only once the conditional UPDATE's row count (or RETURNING) has said the
+change happened, so history and state cannot disagree: a rollback takes both
+away, a refused change leaves neither.
+"""
+
+import ipaddress
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.db import models
+
+# Longer User-Agent headers are cut: they only ever identify a client.
+USER_AGENT_MAX = 255
+# EVENT_CLIENT_ADDRESS: how much of a visitor's address an event keeps.
+ADDRESS_MODES = ("truncated", "full", "none")
+# Bits kept by "truncated": an IPv4 /24 (last octet zeroed), an IPv6 /48
+# (the site's prefix, not the subscriber's /64 nor the interface).
+KEEP_BITS = {4: 24, 6: 48}
+
+
+@dataclass(frozen=True)
+class Visitor:
+    """Who acted on a public link: the address as links.guards sees it
+    (proxies resolved, not yet truncated) and the User-Agent header."""
+
+    address: str = ""
+    user_agent: str = ""
+
+
+def stored_address(address: str) -> str | None:
+    """`address` as EVENT_CLIENT_ADDRESS says events keep it; None when it
+    is not an IP address (e.g. a unix socket) or the setting is "none"."""
+    mode = getattr(settings, "EVENT_CLIENT_ADDRESS", "truncated")
+    if mode not in ADDRESS_MODES:
+        raise ImproperlyConfigured(f"EVENT_CLIENT_ADDRESS must be one of {', '.join(ADDRESS_MODES)}, got {mode!r}")
+    if mode == "none":
+        return None
+    try:
+        parsed = ipaddress.ip_address(address.strip())
+    except ValueError:
+        return None
+    if parsed.version == 6 and parsed.ipv4_mapped is not None:  # ::ffff:192.0.2.1 is that IPv4 client
+        parsed = parsed.ipv4_mapped
+    if mode == "full":
+        return str(parsed)
+    network = ipaddress.ip_network(f"{parsed}/{KEEP_BITS[parsed.version]}", strict=False)
+    return str(network.network_address)
+
+
+def visitor_fields(visitor: "Visitor | None") -> dict:
+    if visitor is None:
+        return {}
+    return {"client_address": stored_address(visitor.address), "user_agent": visitor.user_agent[:USER_AGENT_MAX]}
+
+
+class ShareEvent(models.Model):
+    class Kind(models.TextChoices):
+        CREATED = "created"
+        RENEWED = "renewed"  # the deadline moved (later or earlier)
+        CHANGED = "changed"  # download limit or password
+        DOWNLOADED = "downloaded"
+        WRONG_PASSWORD = "wrong_password", "wrong password"
+        UNSHARED = "unshared"
+        EXPIRED = "expired"
+        DOWNLOAD_LIMIT_REACHED = "download_limit_reached", "download limit reached"
+        FILE_DELETED = "file_deleted", "file deleted"
+        # Reserved: a share cannot be reactivated yet.
+        REACTIVATED = "reactivated"
+
+    # No single-column index: shareevent_share_at_idx starts with share.
+    share = models.ForeignKey("sharing.Share", on_delete=models.CASCADE, related_name="events", db_index=False)
+    kind = models.CharField(max_length=24, choices=Kind.choices)
+    at = models.DateTimeField(help_text="The time that decided the change (read under the lock).")
+    old_expires_at = models.DateTimeField(null=True, blank=True, help_text="renewed: the deadline before.")
+    expires_at = models.DateTimeField(
+        null=True, blank=True, help_text="created, renewed: the deadline after; expired: the deadline that passed."
+    )
+    lateness = models.DurationField(
+        null=True, blank=True, help_text="expired: how long after its deadline the expiry was committed."
+    )
+    bytes = models.PositiveBigIntegerField(null=True, blank=True, help_text="downloaded: the bytes asked for.")
+    resumed = models.BooleanField(null=True, blank=True, help_text="downloaded: a free resume of a counted download.")
+    client_address = models.GenericIPAddressField(
+        null=True, blank=True, help_text="As EVENT_CLIENT_ADDRESS keeps it (by default the last IPv4 octet zeroed)."
+    )
+    user_agent = models.CharField(max_length=USER_AGENT_MAX, blank=True, default="")
+    # What else a kind says, e.g. changed: {"max_downloads": [old, new], "password": "set"}.
+    details = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["at", "id"]
+        indexes = [models.Index(fields=["share", "at", "id"], name="shareevent_share_at_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} of share {self.share_id} at {self.at:%Y-%m-%d %H:%M:%S}"
+
+    @classmethod
+    def record(
+        cls, share_id: int, kind: str, at: datetime, *, visitor: Visitor | None = None, **fields
+    ) -> "ShareEvent":
+        """Write one event; call inside the transaction of the change."""
+        return cls.objects.create(share_id=share_id, kind=kind, at=at, **visitor_fields(visitor), **fields)
+
+    @classmethod
+    def save_all(cls, events: list["ShareEvent"]) -> None:
+        """Write `events` in one INSERT; call inside the transaction of the change."""
+        if events:
+            cls.objects.bulk_create(events)
+
+
+def change_events(share_id: int, at: datetime, before: dict, after: dict) -> list[ShareEvent]:
+    """The events of a change (Share.change) that its UPDATE made: `before`
+    is the row as read under the lock, `after` the UPDATE's SET values (a
+    field is in it only when the caller asked to change it)."""
+    events = []
+    if "expires_at" in after and after["expires_at"] != before["expires_at"]:
+        events.append(
+            ShareEvent(
+                share_id=share_id,
+                kind=ShareEvent.Kind.RENEWED,
+                at=at,
+                old_expires_at=before["expires_at"],
+                expires_at=after["expires_at"],
+            )
+        )
+    details = {}
+    if "max_downloads" in after and after["max_downloads"] != before["max_downloads"]:
+        details["max_downloads"] = [before["max_downloads"], after["max_downloads"]]
+    if "password_hash" in after:
+        had, has = bool(before["password_hash"]), bool(after["password_hash"])
+        if has:
+            details["password"] = "changed" if had else "set"
+        elif had:
+            details["password"] = "removed"
+    if details:
+        events.append(ShareEvent(share_id=share_id, kind=ShareEvent.Kind.CHANGED, at=at, details=details))
+    limit = after.get("max_downloads")
+    if limit is not None and before["download_count"] == limit:  # the UPDATE ended it (see Share.change)
+        events.append(ShareEvent(share_id=share_id, kind=ShareEvent.Kind.DOWNLOAD_LIMIT_REACHED, at=at))
+    return events
+
+
+def download_events(
+    share_id: int, at: datetime, *, visitor: Visitor | None, size: int | None, resumed: bool, used_up: bool
+) -> list[ShareEvent]:
+    """A download (or free resume) that its UPDATE allowed, and the end of
+    the share when that download used the last allowance."""
+    events = [
+        ShareEvent(
+            share_id=share_id,
+            kind=ShareEvent.Kind.DOWNLOADED,
+            at=at,
+            bytes=size,
+            resumed=resumed,
+            **visitor_fields(visitor),
+        )
+    ]
+    if used_up:
+        events.append(ShareEvent(share_id=share_id, kind=ShareEvent.Kind.DOWNLOAD_LIMIT_REACHED, at=at))
+    return events
+
+
+def expiry_events(rows: Iterable[tuple[int, datetime]], ended_at: datetime) -> list[ShareEvent]:
+    """One expired event per (share id, deadline) that an UPDATE expired at `ended_at`."""
+    return [
+        ShareEvent(
+            share_id=share_id,
+            kind=ShareEvent.Kind.EXPIRED,
+            at=ended_at,
+            expires_at=expires_at,
+            lateness=ended_at - expires_at,
+        )
+        for share_id, expires_at in rows
+    ]
