@@ -510,3 +510,28 @@ def test_no_web_view_writes_a_row_itself():
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in WRITER_CALLS:
                 found.append(f"{path.relative_to(REPO_ROOT)}:{node.lineno} .{node.func.attr}(")
     assert found == []
+
+
+def test_the_share_page_tells_the_links_history(alice_web, shared_file):
+    from sharing.models import Visitor
+
+    share = share_of(shared_file, max_downloads=3)
+    assert share.count_download(visitor=Visitor("203.0.113.77", "curl/8.5"), size=13)
+    share.set_expiry(share.expires_at + timedelta(hours=1))
+    share.unshare()
+    page = alice_web.get(f"/shares/{share.pk}/").content.decode()
+    history = page.split('id="history-heading"', 1)[1]
+    order = [
+        history.index(word)
+        for word in (
+            "<strong>Unshared</strong>",
+            "<strong>Renewed</strong>",
+            "<strong>Downloaded</strong>",
+            "<strong>Created</strong>",
+        )
+    ]
+    assert order == sorted(order)  # newest first
+    assert "13\xa0bytes · 203.0.113.0 · curl/8.5" in history  # the address as EVENT_CLIENT_ADDRESS keeps it
+    fresh = share_of(shared_file)
+    fresh.events.all().delete()
+    assert "Nothing has happened to this link yet." in alice_web.get(f"/shares/{fresh.pk}/").content.decode()

@@ -18,6 +18,7 @@ from django.views.generic import FormView, TemplateView
 
 from sharing.models import Share, StoredFile
 from web.forms import ExpiryForm, ShareForm
+from web.history import HISTORY_LINES, history
 from web.presenters import share_state
 from web.qr import qr_svg
 from web.security import PageHeadersMixin, with_page_headers
@@ -83,6 +84,8 @@ class ShareDetailView(LoginRequiredMixin, PageHeadersMixin, TemplateView):
             link=url,
             qr=qr_svg(url, label=_("QR code of the link")),
             expiry_form=expiry_form or ExpiryForm(),
+            history=history(share),
+            history_limit=HISTORY_LINES,
             **kwargs,
         )
 
