@@ -7,6 +7,9 @@ Counting rule (one conditional UPDATE decides, see Share.start_download):
   Share.resume_download accepts it; otherwise it counts like a new download,
   so no mix of ranges gets more out of a limited link than its count allows;
 - HEAD counts nothing.
+With DOWNLOAD_OFFLOAD, a whole-file GET (no Range) is counted the same way,
+then sent by the front server (X-Accel-Redirect / X-Sendfile); ranged
+requests are always streamed here, so the bytes sent are the bytes counted.
 Whatever was sent, the rest of the download's reservation is released when
 the response closes (the client broke off), so a resume can take it.
 """
@@ -14,6 +17,7 @@ the response closes (the client broke off), so a resume can take it.
 import logging
 from functools import partial
 
+from django.conf import settings
 from django.db import DatabaseError
 from django.http import FileResponse, HttpResponse
 from django.utils.http import content_disposition_header
@@ -78,6 +82,9 @@ def serve(request, share: Share) -> HttpResponse | None:
         response["Content-Disposition"] = content_disposition_header(True, stored.name)
         return _file_headers(response, share, byte_range, end - first)
 
+    if settings.DOWNLOAD_OFFLOAD and "Range" not in request.headers:
+        return offload(request, share)
+
     try:
         handle = stored.content.storage.open(stored.content.name, "rb")
     except OSError:
@@ -110,6 +117,36 @@ def serve(request, share: Share) -> HttpResponse | None:
     _file_headers(response, share, byte_range, end - first)
     if counted:
         give_resume_ticket(response, share, download_id)
+    return response
+
+
+def offload(request, share: Share) -> HttpResponse | None:
+    """Count a whole-file download, then hand the sending to the front server.
+
+    The checks (expiry, limit, password) and the count are made here, as for
+    a streamed download; the front server only sends bytes. Its reservation
+    stays the whole file (Django cannot see how far the front server got), so
+    a broken offloaded download resumes as a new count unless it broke within
+    resume_slack of its end.
+    """
+    stored = share.file
+    if not stored.content.storage.exists(stored.content.name):
+        raise FileMissing
+    download = share.start_download(first_byte=0, end=stored.size, visitor=visitor(request))
+    if download is None:
+        return None
+    response = HttpResponse(status=200, content_type=stored.content_type)
+    response["Content-Disposition"] = content_disposition_header(True, stored.name)
+    if settings.DOWNLOAD_OFFLOAD == "x-accel-redirect":
+        # nginx keeps Content-Type, Content-Disposition, Cache-Control and
+        # Set-Cookie; its internal location adds back ETag, CSP and nosniff.
+        response["X-Accel-Redirect"] = settings.DOWNLOAD_OFFLOAD_PREFIX + stored.content.name
+    else:
+        response["X-Sendfile"] = stored.content.path
+    _common_headers(response, share)
+    response["Content-Security-Policy"] = "sandbox"
+    response["X-Content-Type-Options"] = "nosniff"
+    give_resume_ticket(response, share, download.pk)
     return response
 
 

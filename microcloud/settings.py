@@ -227,6 +227,21 @@ EVENT_CLIENT_ADDRESS = os.environ.get("EVENT_CLIENT_ADDRESS", "truncated").strip
 if EVENT_CLIENT_ADDRESS not in ("truncated", "full", "none"):
     raise ImproperlyConfigured(f"EVENT_CLIENT_ADDRESS must be truncated, full or none, got {EVENT_CLIENT_ADDRESS!r}")
 
+# Let the front web server send the bytes of a whole-file download once
+# Django has made every check and counted it: "x-accel-redirect" (nginx),
+# "x-sendfile" (Apache mod_xsendfile, lighttpd), or "" (Django streams).
+# Only for deployments behind such a server: reached directly, an offloaded
+# download is an empty answer. See docs/deployment.md for nginx's part.
+DOWNLOAD_OFFLOAD = os.environ.get("DOWNLOAD_OFFLOAD", "").strip().lower()
+if DOWNLOAD_OFFLOAD not in ("", "x-accel-redirect", "x-sendfile"):
+    raise ImproperlyConfigured(
+        f"DOWNLOAD_OFFLOAD must be x-accel-redirect, x-sendfile or empty, got {DOWNLOAD_OFFLOAD!r}"
+    )
+# The internal nginx location that serves MEDIA_ROOT (X-Accel-Redirect only).
+DOWNLOAD_OFFLOAD_PREFIX = os.environ.get("DOWNLOAD_OFFLOAD_PREFIX", "/_protected/")
+if not (DOWNLOAD_OFFLOAD_PREFIX.startswith("/") and DOWNLOAD_OFFLOAD_PREFIX.endswith("/")):
+    raise ImproperlyConfigured(f"DOWNLOAD_OFFLOAD_PREFIX must start and end with /, got {DOWNLOAD_OFFLOAD_PREFIX!r}")
+
 # --- Expiry daemon --------------------------------------------------------
 # Seconds between the daemon's window reloads; 0 means "follow the policy"
 # (1 day when the default lifetime is a day or more, else a tenth of it).

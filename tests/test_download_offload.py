@@ -1,0 +1,277 @@
+"""DOWNLOAD_OFFLOAD: Django checks and counts, the front server sends.
+
+First the answers Django gives (no front server needed), then the whole
+path through Debian's nginx in front of gunicorn: the bytes, the headers,
+and the checks (expiry, limit, password) still made by Django first. The
+nginx test skips without nginx, except under CI=true (.ci/run installs it).
+"""
+
+import http.client
+import os
+import pwd
+import shutil
+import signal
+import subprocess
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.utils import timezone
+
+from sharing.models import Share
+from tests.browser.helpers import is_true
+from tests.helpers import free_port, start, start_web, stop, wait_for_port
+
+DATA = bytes(range(256)) * 40  # 10,240 bytes
+
+
+@pytest.fixture
+def stored(alice, make_file):
+    return make_file(alice, name="Report 2026.pdf", data=DATA, content_type="application/pdf")
+
+
+def share_of(stored, seconds=3600, **options) -> Share:
+    return Share.create_for(file=stored, expires_at=timezone.now() + timedelta(seconds=seconds), **options)
+
+
+def counted(share: Share) -> int:
+    share.refresh_from_db()
+    return share.download_count
+
+
+@pytest.fixture
+def accel(settings):
+    settings.DOWNLOAD_OFFLOAD = "x-accel-redirect"
+    settings.DOWNLOAD_OFFLOAD_PREFIX = "/_protected/"
+    return settings
+
+
+def test_a_whole_file_download_is_counted_then_handed_to_nginx(accel, anon_client, stored):
+    share = share_of(stored)
+    response = anon_client.get(f"/s/{share.token}")
+    assert response.status_code == 200
+    assert response["X-Accel-Redirect"] == f"/_protected/{stored.content.name}"
+    assert response.content == b""  # nginx sends the bytes
+    assert response["Content-Type"] == "application/pdf"
+    assert response["Content-Disposition"] == 'attachment; filename="Report 2026.pdf"'
+    assert response["Content-Security-Policy"] == "sandbox"
+    assert response["Cache-Control"] == "no-store"
+    assert response.cookies["mc_resume"].value  # a resume ticket, as for a streamed download
+    assert counted(share) == 1
+
+
+def test_x_sendfile_names_the_files_own_path(settings, anon_client, stored):
+    settings.DOWNLOAD_OFFLOAD = "x-sendfile"
+    share = share_of(stored)
+    response = anon_client.get(f"/s/{share.token}")
+    assert response["X-Sendfile"] == stored.content.path
+    assert Path(response["X-Sendfile"]).read_bytes() == DATA
+    assert counted(share) == 1
+
+
+def test_a_ranged_request_is_still_streamed_by_django(accel, anon_client, stored):
+    share = share_of(stored)
+    response = anon_client.get(f"/s/{share.token}", HTTP_RANGE="bytes=0-99")
+    assert response.status_code == 206
+    assert "X-Accel-Redirect" not in response
+    assert b"".join(response.streaming_content) == DATA[:100]
+
+
+@pytest.mark.parametrize("ending", ["expired", "unshared", "used up"])
+def test_an_ended_link_is_refused_before_anything_is_offloaded(accel, anon_client, stored, ending):
+    share = share_of(stored, max_downloads=1)
+    if ending == "expired":
+        Share.objects.filter(pk=share.pk).update(
+            created_at=timezone.now() - timedelta(hours=2), expires_at=timezone.now() - timedelta(seconds=1)
+        )
+    elif ending == "unshared":
+        share.unshare()
+    else:
+        assert share.count_download()
+    response = anon_client.get(f"/s/{share.token}")
+    assert response.status_code == 410
+    assert "X-Accel-Redirect" not in response
+
+
+def test_a_password_is_asked_for_before_anything_is_offloaded(accel, anon_client, stored):
+    share = share_of(stored, password="open sesame")
+    refused = anon_client.get(f"/s/{share.token}")
+    assert refused.status_code == 403
+    assert "X-Accel-Redirect" not in refused
+    allowed = anon_client.get(f"/s/{share.token}", HTTP_X_SHARE_PASSWORD="open sesame")
+    assert allowed.status_code == 200
+    assert allowed["X-Accel-Redirect"].startswith("/_protected/")
+
+
+def test_a_missing_file_is_a_410_not_an_offload(accel, anon_client, stored):
+    share = share_of(stored)
+    os.remove(stored.content.path)
+    response = anon_client.get(f"/s/{share.token}")
+    assert response.status_code == 410
+    assert "X-Accel-Redirect" not in response
+    assert counted(share) == 0
+
+
+def test_a_bad_offload_setting_stops_start_up(tmp_path):
+    from tests.helpers import run_manage
+
+    done = run_manage("check", DOWNLOAD_OFFLOAD="nginx", DEBUG="true")
+    assert done.returncode != 0
+    assert "DOWNLOAD_OFFLOAD must be x-accel-redirect, x-sendfile or empty" in done.stderr
+
+
+# --- through nginx ---------------------------------------------------------------
+
+NGINX_CONF = """
+{user}
+daemon off;
+pid {work}/nginx.pid;
+error_log {work}/error.log;
+events {{}}
+http {{
+    access_log off;
+    client_body_temp_path {work}/body;
+    proxy_temp_path {work}/proxy;
+    fastcgi_temp_path {work}/fastcgi;
+    uwsgi_temp_path {work}/uwsgi;
+    scgi_temp_path {work}/scgi;
+    server {{
+        listen 127.0.0.1:{port};
+{locations}
+    }}
+}}
+"""
+
+
+def nginx_locations(media_root: Path, upstream_port: int) -> str:
+    """The two locations docs/deployment.md asks for (kept in one place: this
+    text is what the docs show)."""
+    return DEPLOYMENT_LOCATIONS.format(media_root=media_root, upstream=f"127.0.0.1:{upstream_port}")
+
+
+DEPLOYMENT_LOCATIONS = """
+        # Only reachable through X-Accel-Redirect from the app, never by URL.
+        location /_protected/ {{
+            internal;
+            alias {media_root}/;
+            # The app's answer decided these; nginx would drop or replace them.
+            etag off;
+            if_modified_since off;
+            add_header ETag $upstream_http_etag always;
+            add_header Content-Security-Policy $upstream_http_content_security_policy always;
+            add_header X-Content-Type-Options $upstream_http_x_content_type_options always;
+        }}
+        location / {{
+            proxy_pass http://{upstream};
+            proxy_set_header Host $host;
+            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+        }}
+"""
+
+
+@pytest.fixture
+def nginx_front(tmp_path, settings):
+    nginx = shutil.which("nginx") or ("/usr/sbin/nginx" if os.access("/usr/sbin/nginx", os.X_OK) else None)
+    if nginx is None:
+        if is_true(os.environ.get("CI")):
+            pytest.fail("nginx is required under CI (apt-get install -y nginx)")
+        pytest.skip("nginx is not installed (apt-get install -y nginx)")
+    web_port, nginx_port = free_port(), free_port()
+    web = start_web(
+        web_port,
+        tmp_path / "web.log",
+        workers=1,
+        threads=4,
+        MEDIA_ROOT=str(settings.MEDIA_ROOT),
+        DOWNLOAD_OFFLOAD="x-accel-redirect",
+        NUM_PROXIES="1",
+    )
+    work = tmp_path / "nginx"
+    work.mkdir()
+    conf = work / "nginx.conf"
+    conf.write_text(
+        NGINX_CONF.format(
+            # Run as root, nginx's workers would be nobody, who may not read the
+            # stored files (0600): they must run as the service's user.
+            user=f"user {pwd.getpwuid(os.getuid()).pw_name};" if os.getuid() == 0 else "",
+            work=work,
+            port=nginx_port,
+            locations=nginx_locations(Path(settings.MEDIA_ROOT), web_port),
+        )
+    )
+    front = start([nginx, "-c", str(conf)], output=work / "nginx.out")
+    try:
+        wait_for_port(web_port, 30, web)
+        wait_for_port(nginx_port, 10, front)
+        yield nginx_port
+    finally:
+        front.send_signal(signal.SIGQUIT)
+        try:
+            front.wait(10)
+        except subprocess.TimeoutExpired:
+            front.kill()
+        stop(web)
+
+
+def fetch(port: int, path: str, headers=None) -> tuple[int, dict, bytes]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        connection.request("GET", path, headers=headers or {})
+        response = connection.getresponse()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+    finally:
+        connection.close()
+
+
+@pytest.mark.fault
+@pytest.mark.django_db(transaction=True)
+def test_through_nginx_the_bytes_come_from_nginx_and_the_rules_from_django(nginx_front, stored):
+    share = share_of(stored, max_downloads=2)
+    status, headers, body = fetch(nginx_front, f"/s/{share.token}")
+    assert status == 200
+    assert body == DATA
+    assert headers["content-type"] == "application/pdf"
+    assert headers["content-disposition"] == 'attachment; filename="Report 2026.pdf"'
+    assert headers["content-security-policy"] == "sandbox"
+    assert headers["x-content-type-options"] == "nosniff"
+    assert headers["etag"] == f'"{stored.sha256}"'
+    assert headers["cache-control"] == "no-store"
+    assert "x-accel-redirect" not in headers
+    assert counted(share) == 1
+    # A range goes to Django and is streamed from there.
+    status, headers, body = fetch(nginx_front, f"/s/{share.token}", {"Range": "bytes=100-199"})
+    assert (status, body) == (206, DATA[100:200])
+    assert counted(share) == 2  # a range from a later byte without a ticket counts anew
+    # The limit is used up: Django refuses, nginx sends nothing.
+    status, _, body = fetch(nginx_front, f"/s/{share.token}")
+    assert status == 410
+    assert DATA not in body
+    # The internal location cannot be reached by URL.
+    assert fetch(nginx_front, f"/_protected/{stored.content.name}")[0] == 404
+
+
+@pytest.mark.fault
+@pytest.mark.django_db(transaction=True)
+def test_through_nginx_an_expired_or_locked_link_sends_nothing(nginx_front, stored, settings):
+    expired = share_of(stored)
+    Share.objects.filter(pk=expired.pk).update(
+        created_at=timezone.now() - timedelta(hours=2), expires_at=timezone.now() - timedelta(seconds=1)
+    )
+    status, _, body = fetch(nginx_front, f"/s/{expired.token}")
+    assert status == 410
+    assert DATA not in body
+    # Hashed as the server checks it (the suite's fast hasher is not in its list).
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.PBKDF2PasswordHasher"]
+    locked = share_of(stored, password="open sesame")
+    assert fetch(nginx_front, f"/s/{locked.token}")[0] == 403
+    status, _, body = fetch(nginx_front, f"/s/{locked.token}", {"X-Share-Password": "open sesame"})
+    assert (status, body) == (200, DATA)
+
+
+def test_the_deployment_docs_show_the_locations_this_test_runs():
+    import textwrap
+
+    from tests.helpers import REPO_ROOT
+
+    shown = textwrap.dedent(DEPLOYMENT_LOCATIONS.format(media_root="/srv/microcloud/media", upstream="127.0.0.1:8000"))
+    assert shown.strip() in (REPO_ROOT / "docs" / "deployment.md").read_text()
