@@ -8,19 +8,16 @@ nginx test skips without nginx, except under CI=true (.ci/run installs it).
 
 import http.client
 import os
-import pwd
-import shutil
-import signal
-import subprocess
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.utils import timezone
 
+from bench.web import front
 from sharing.models import Share
 from tests.browser.helpers import is_true
-from tests.helpers import free_port, start, start_web, stop, wait_for_port
+from tests.helpers import free_port, start_web, stop, wait_for_port
 
 DATA = bytes(range(256)) * 40  # 10,240 bytes
 
@@ -122,57 +119,13 @@ def test_a_bad_offload_setting_stops_start_up(tmp_path):
 
 # --- through nginx ---------------------------------------------------------------
 
-NGINX_CONF = """
-{user}
-daemon off;
-pid {work}/nginx.pid;
-error_log {work}/error.log;
-events {{}}
-http {{
-    access_log off;
-    client_body_temp_path {work}/body;
-    proxy_temp_path {work}/proxy;
-    fastcgi_temp_path {work}/fastcgi;
-    uwsgi_temp_path {work}/uwsgi;
-    scgi_temp_path {work}/scgi;
-    server {{
-        listen 127.0.0.1:{port};
-{locations}
-    }}
-}}
-"""
-
-
-def nginx_locations(media_root: Path, upstream_port: int) -> str:
-    """The two locations docs/deployment.md asks for (kept in one place: this
-    text is what the docs show)."""
-    return DEPLOYMENT_LOCATIONS.format(media_root=media_root, upstream=f"127.0.0.1:{upstream_port}")
-
-
-DEPLOYMENT_LOCATIONS = """
-        # Only reachable through X-Accel-Redirect from the app, never by URL.
-        location /_protected/ {{
-            internal;
-            alias {media_root}/;
-            # The app's answer decided these; nginx would drop or replace them.
-            etag off;
-            if_modified_since off;
-            add_header ETag $upstream_http_etag always;
-            add_header Content-Security-Policy $upstream_http_content_security_policy always;
-            add_header X-Content-Type-Options $upstream_http_x_content_type_options always;
-        }}
-        location / {{
-            proxy_pass http://{upstream};
-            proxy_set_header Host $host;
-            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-        }}
-"""
-
 
 @pytest.fixture
 def nginx_front(tmp_path, settings):
-    nginx = shutil.which("nginx") or ("/usr/sbin/nginx" if os.access("/usr/sbin/nginx", os.X_OK) else None)
-    if nginx is None:
+    """nginx on a free port in front of gunicorn (one worker) with offload on,
+    configured exactly as docs/deployment.md shows."""
+    nginx_path = front.find_nginx()
+    if nginx_path is None:
         if is_true(os.environ.get("CI")):
             pytest.fail("nginx is required under CI (apt-get install -y nginx)")
         pytest.skip("nginx is not installed (apt-get install -y nginx)")
@@ -186,30 +139,13 @@ def nginx_front(tmp_path, settings):
         DOWNLOAD_OFFLOAD="x-accel-redirect",
         NUM_PROXIES="1",
     )
-    work = tmp_path / "nginx"
-    work.mkdir()
-    conf = work / "nginx.conf"
-    conf.write_text(
-        NGINX_CONF.format(
-            # Run as root, nginx's workers would be nobody, who may not read the
-            # stored files (0600): they must run as the service's user.
-            user=f"user {pwd.getpwuid(os.getuid()).pw_name};" if os.getuid() == 0 else "",
-            work=work,
-            port=nginx_port,
-            locations=nginx_locations(Path(settings.MEDIA_ROOT), web_port),
-        )
-    )
-    front = start([nginx, "-c", str(conf)], output=work / "nginx.out")
     try:
         wait_for_port(web_port, 30, web)
-        wait_for_port(nginx_port, 10, front)
-        yield nginx_port
+        with front.nginx(
+            nginx_path, tmp_path / "nginx", nginx_port, Path(settings.MEDIA_ROOT), f"127.0.0.1:{web_port}"
+        ):
+            yield nginx_port
     finally:
-        front.send_signal(signal.SIGQUIT)
-        try:
-            front.wait(10)
-        except subprocess.TimeoutExpired:
-            front.kill()
         stop(web)
 
 
@@ -273,5 +209,5 @@ def test_the_deployment_docs_show_the_locations_this_test_runs():
 
     from tests.helpers import REPO_ROOT
 
-    shown = textwrap.dedent(DEPLOYMENT_LOCATIONS.format(media_root="/srv/microcloud/media", upstream="127.0.0.1:8000"))
+    shown = textwrap.dedent(front.locations(Path("/srv/microcloud/media"), "127.0.0.1:8000"))
     assert shown.strip() in (REPO_ROOT / "docs" / "deployment.md").read_text()
