@@ -115,6 +115,14 @@ install-wrk:
 			exit 1; \
 		fi; \
 	}
+	@# nginx for the offload scenarios; without it they are reported as not measured.
+	@[ -x /usr/sbin/nginx ] || command -v nginx >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ]; then \
+			apt-get install -y nginx || { apt-get update && apt-get install -y nginx; }; \
+		else \
+			echo "nginx is missing: the offload scenarios will be skipped ('sudo apt-get install -y nginx')." >&2; \
+		fi; \
+	}
 
 lint: install-dev
 	$(VENV)/bin/ruff check .

@@ -23,7 +23,7 @@ import traceback
 from pathlib import Path
 
 from bench import report as expiry_report
-from bench.web import database, load, report, scenarios, server
+from bench.web import database, front, load, report, scenarios, server
 from bench.web.plan import FULL, SMOKE, Plan
 
 MIB = 1024 * 1024
@@ -96,7 +96,41 @@ def run_database(vendor: str, args, plan: Plan, workdir: Path, files, static_roo
         ) as web:
             ctx = scenarios.Context(plan, seeded)
             result = scenarios.run_pass(web, ctx, wrk, script, args.scenarios.split(","), say)
+        behind = [k for k in args.scenarios.split(",") if k in scenarios.BY_KEY and scenarios.BY_KEY[k].behind_nginx]
+        if behind:
+            offloaded = run_behind_nginx(env, plan, workdir, vendor, static_root, ctx, wrk, script, behind, say)
+            result["cells"].update(offloaded.get("cells", {}))
+            result["not_built"].update(offloaded.get("not_built", {}))
         return {"version": db.version, "startup_s": web.ready_s, **result}
+
+
+def run_behind_nginx(
+    env, plan: Plan, workdir: Path, vendor: str, static_root: Path, ctx, wrk, script, keys, say
+) -> dict:
+    """The offload scenarios: nginx in front of a second gunicorn with
+    DOWNLOAD_OFFLOAD=x-accel-redirect (docs/deployment.md), and nginx
+    serving the same file itself as their floor."""
+    nginx_path = front.find_nginx()
+    if nginx_path is None:
+        return {"not_built": dict.fromkeys(keys, "nginx is not installed (apt-get install -y nginx)")}
+    offload_env = {**env, "DOWNLOAD_OFFLOAD": "x-accel-redirect", "NUM_PROXIES": "1"}
+    say(f"{vendor}: nginx in front of gunicorn with DOWNLOAD_OFFLOAD=x-accel-redirect")
+    log = workdir / f"gunicorn-offload-{vendor}.log"
+    with server.gunicorn(
+        offload_env, log, workers=plan.workers, threads=plan.threads, probe_path=scenarios.FLOOR_VIEW
+    ) as web:
+        port = server.free_port()
+        media_root = Path(offload_env["MEDIA_ROOT"])
+        with front.nginx(
+            nginx_path,
+            workdir / f"nginx-{vendor}",
+            port,
+            media_root,
+            f"127.0.0.1:{web.port}",
+            static_root=static_root / "bench",
+        ):
+            proxied = server.Proxied(web, port)
+            return scenarios.run_pass(proxied, ctx, wrk, script, keys, say, behind_nginx=True)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -87,14 +87,17 @@ def app_env(database: Database, *, static_root: Path, media_root: Path, upload_l
 
 
 def migrate(env: dict[str, str]) -> None:
-    subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--noinput", "--verbosity", "0"],
-        cwd=REPO_ROOT,
-        env=env,
-        check=True,
-        timeout=300,
-        capture_output=True,
-    )
+    """Migrate, and collect the static files into the run's STATIC_ROOT as
+    `make run` does (pages link them by their hashed names)."""
+    for command in (["migrate"], ["collectstatic"]):
+        subprocess.run(
+            [sys.executable, "manage.py", *command, "--noinput", "--verbosity", "0"],
+            cwd=REPO_ROOT,
+            env=env,
+            check=True,
+            timeout=300,
+            capture_output=True,
+        )
 
 
 def seed(env: dict[str, str], files: dict[str, Path], list_shares: int) -> dict:

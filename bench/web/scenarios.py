@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bench.web import load, upload
+from bench.web.front import NGINX_STATIC_PREFIX
 from bench.web.plan import Plan
 from bench.web.server import Server
 
@@ -45,6 +46,9 @@ class Scenario:
     yardstick: str | None = None
     metric: str = "req_per_s"
     note: str = ""
+    headers: tuple[tuple[str, str], ...] = ()
+    # Through nginx in front of a gunicorn with DOWNLOAD_OFFLOAD on (front.py).
+    behind_nginx: bool = False
 
 
 def _static(size: str) -> Callable[[Context], str]:
@@ -76,10 +80,8 @@ SCENARIOS = [
         "download_limited",
         "GET /s/<token>, {small}, link with a download limit",
         False,
-        None,
+        _link("limited"),
         yardstick="floor_view",
-        # When limits exist: seed.py creates such a link, and path reads it.
-        note="download limits do not exist yet",
     ),
     *(
         Scenario(
@@ -94,11 +96,11 @@ SCENARIOS = [
     ),
     Scenario(
         "landing",
-        "GET / (landing page)",
+        "GET /s/<token> as a browser (landing page)",
         False,
-        None,  # lambda ctx: "/" once the landing page exists
+        _link("small"),
         yardstick="floor_view",
-        note="no landing page yet",
+        headers=(("Accept", "text/html,application/xhtml+xml,*/*;q=0.8"),),
     ),
     Scenario(
         "api_create",
@@ -119,13 +121,20 @@ SCENARIOS = [
         yardstick="floor_view",
     ),
     Scenario(
+        "nginx_static_large",
+        "floor: nginx serving the file itself, {large}",
+        True,
+        lambda ctx: f"{NGINX_STATIC_PREFIX}large.bin",
+        behind_nginx=True,
+    ),
+    Scenario(
         "offload_large",
         "GET /s/<token>, {large}, X-Accel-Redirect behind nginx",
         False,
-        None,
-        yardstick="static_large",
+        _link("large"),
+        yardstick="nginx_static_large",
         metric="mb_per_s",
-        note="offload mode not built yet",
+        behind_nginx=True,
     ),
 ]
 BY_KEY = {s.key: s for s in SCENARIOS}
@@ -147,7 +156,7 @@ def human_bytes(n: int) -> str:
 
 
 def _request(scenario: Scenario, ctx: Context) -> dict:
-    headers = {}
+    headers = dict(scenario.headers)
     if scenario.auth:
         headers["Authorization"] = f"Token {ctx.seeded[scenario.auth + '_token']}"
     if scenario.body:
@@ -164,10 +173,13 @@ def _load(server: Server, s: Scenario, ctx: Context, wrk: str, script, connectio
     return load.run(wrk, script, url, connections=connections, seconds=seconds, **_request(s, ctx))
 
 
-def run_pass(server: Server, ctx: Context, wrk: str, script, chosen: list[str], say) -> dict:
-    """Every chosen scenario at every concurrency of the plan, then the uploads."""
+def run_pass(
+    server: Server, ctx: Context, wrk: str, script, chosen: list[str], say, *, behind_nginx: bool = False
+) -> dict:
+    """Every chosen scenario of this server (gunicorn alone, or nginx in
+    front) at every concurrency of the plan, then the uploads."""
     plan = ctx.plan
-    runnable = [s for s in SCENARIOS if s.key in chosen and s.path is not None]
+    runnable = [s for s in SCENARIOS if s.key in chosen and s.path is not None and s.behind_nginx == behind_nginx]
     if plan.warmup_seconds:
         # Every worker thread opens its database connection and imports what
         # the view needs before any cell counts.
@@ -191,8 +203,9 @@ def run_pass(server: Server, ctx: Context, wrk: str, script, chosen: list[str], 
             result["workers"] = server.peaks(before)
             cells[s.key][str(connections)] = result
             say(f"  {s.key} @{connections}: {_brief(result)}")
-    out = {"cells": cells, "not_built": {s.key: s.note for s in SCENARIOS if s.key in chosen and s.path is None}}
-    if "uploads" in chosen:
+    unbuilt = [s for s in SCENARIOS if s.key in chosen and s.path is None and s.behind_nginx == behind_nginx]
+    out = {"cells": cells, "not_built": {s.key: s.note for s in unbuilt}}
+    if "uploads" in chosen and not behind_nginx:
         out.update(run_uploads(server, ctx, say))
     return out
 

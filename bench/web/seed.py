@@ -4,7 +4,8 @@
 
 Creates, directly through the models (no HTTP):
 - bench-reader, owner of one file per --file (hard-linked into MEDIA_ROOT)
-  with one share each, the hot links of the download scenarios, and enough
+  with one share each, the hot links of the download scenarios, a link of
+  the first file with a download limit no run reaches, and enough
   more shares for a full page of GET /api/shares/;
 - bench-writer, owner of one file, whose token creates shares in the
   POST /api/shares/ scenario (on another user, so the list does not grow);
@@ -65,6 +66,8 @@ def main(argv: list[str] | None = None) -> int:
         stored_file = stored(reader, key, Path(path))
         first = first or stored_file
         links[key] = Share.create_for(file=stored_file, expires_at=expires_at).token
+    # A link with a download limit no run reaches: every download is an exact count.
+    links["limited"] = Share.create_for(file=first, expires_at=expires_at, max_downloads=1_000_000_000).token
     for _ in range(max(0, args.list_shares - len(links))):
         Share.create_for(file=first, expires_at=expires_at)
     writer_file = stored(writer, "post", Path(args.file[0].partition("=")[2]))

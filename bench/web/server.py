@@ -142,6 +142,25 @@ class Server:
             return ""
 
 
+@dataclass
+class Proxied:
+    """nginx in front of a gunicorn Server: requests go to nginx, worker
+    memory is read from gunicorn's workers."""
+
+    upstream: Server
+    port: int
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def reset_peaks(self) -> dict[int, int]:
+        return self.upstream.reset_peaks()
+
+    def peaks(self, before: dict[int, int]) -> dict:
+        return self.upstream.peaks(before)
+
+
 @contextlib.contextmanager
 def gunicorn(env: dict[str, str], log: Path, *, workers: int, threads: int, probe_path: str) -> Iterator[Server]:
     """Run gunicorn until the block ends; stop it (SIGTERM, then SIGKILL) whatever happens."""
