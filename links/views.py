@@ -26,7 +26,9 @@ logger = logging.getLogger(__name__)
 
 
 def find(token: str) -> Share | None:
-    return Share.objects.select_related("file").filter(token=token).first()
+    # The token is unique: no ORDER BY (first() would add the model's ordering).
+    found = Share.objects.select_related("file").filter(token=token).order_by()[:1]
+    return found[0] if found else None
 
 
 def guarded(view):

@@ -310,22 +310,21 @@ class Share(models.Model):
         """
         with transaction.atomic():
             now = locked_now(Share.objects.filter(pk=self.pk))
-            left = Q(max_downloads__isnull=True) | Q(download_count__lt=F("max_downloads"))
-            last = Q(max_downloads=F("download_count") + 1)
-            changed = (
-                Share.objects.servable(now)
-                .filter(left, pk=self.pk)
-                .update(download_count=F("download_count") + 1, **_end_when(last, self.EndReason.DOWNLOAD_LIMIT, now))
-            )
-            if changed:
-                # Still under the lock: ended by its limit now means ended by this UPDATE.
-                used_up = Share.objects.filter(
-                    pk=self.pk, status=self.Status.EXPIRED, end_reason=self.EndReason.DOWNLOAD_LIMIT
-                ).exists()
+            connection = connections[Share.objects.db]
+            stamp = connection.ops.adapt_datetimefield_value(now)
+            ended = self.Status.EXPIRED
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    _count_download_sql(connection),
+                    [ended, self.EndReason.DOWNLOAD_LIMIT, stamp, self.pk, self.Status.ACTIVE, stamp],
+                )
+                row = cursor.fetchone()
+            if row is not None:
+                used_up = row[0] == ended  # RETURNING: this UPDATE used the last allowance
                 ShareEvent.save_all(
                     download_events(self.pk, now, visitor=visitor, size=size, resumed=False, used_up=used_up)
                 )
-        return bool(changed)
+        return row is not None
 
     def start_download(self, *, first_byte: int, end: int, visitor: Visitor | None = None) -> "Download | None":
         """Count a download of bytes [first_byte, end) and record it, or
@@ -372,6 +371,24 @@ class Share(models.Model):
                     download_events(self.pk, now, visitor=visitor, size=end - first_byte, resumed=True, used_up=False)
                 )
         return bool(changed)
+
+
+def _count_download_sql(connection) -> str:
+    """Count one download of a servable share with an allowance left, and end
+    it when this download uses the last one, in one UPDATE that RETURNs the
+    status. Written out rather than built by the ORM: building the Case/When
+    expressions cost more CPU than the whole statement's execution, on the
+    path every public download takes. SET expressions read the row as it was."""
+    table = connection.ops.quote_name(Share._meta.db_table)
+    last = "max_downloads = download_count + 1"
+    return (
+        f"UPDATE {table} SET download_count = download_count + 1, "
+        f"status = CASE WHEN {last} THEN %s ELSE status END, "
+        f"end_reason = CASE WHEN {last} THEN %s ELSE end_reason END, "
+        f"ended_at = CASE WHEN {last} THEN %s ELSE ended_at END "
+        "WHERE id = %s AND status = %s AND expires_at > %s "
+        "AND (max_downloads IS NULL OR download_count < max_downloads) RETURNING status"
+    )
 
 
 def _end_when(condition: Q, reason: str, now: datetime) -> dict:
