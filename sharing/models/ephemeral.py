@@ -30,15 +30,18 @@ from sharing.models.shares import Share, locked_now
 logger = logging.getLogger("sharing")
 
 
-def reap_files(file_ids: Iterable[int], using: str = "default") -> int:
+def reap_files(file_ids: Iterable[int], using: str = "default", *, were_shared: bool = False) -> int:
     """Delete those of `file_ids` that are ephemeral, have been shared and
-    have no live share now; return how many this call deleted."""
+    have no live share now; return how many this call deleted.
+
+    `were_shared`: the caller knows they were (the purge, which has just
+    deleted shares of them: none may be left to say so)."""
     ephemeral = StoredFile.objects.using(using).filter(pk__in=list(file_ids), delete_when_unshared=True)
     candidates = list(ephemeral.values_list("pk", flat=True))
-    return sum(_reap_one(pk, using) for pk in candidates)
+    return sum(_reap_one(pk, using, were_shared) for pk in candidates)
 
 
-def _reap_one(pk: int, using: str) -> bool:
+def _reap_one(pk: int, using: str, were_shared: bool) -> bool:
     with transaction.atomic(using=using):
         files = StoredFile.objects.using(using).filter(pk=pk, delete_when_unshared=True)
         if connections[using].features.has_select_for_update:
@@ -48,7 +51,7 @@ def _reap_one(pk: int, using: str) -> bool:
             return False
         shares = Share.objects.using(using).filter(file_id=pk)
         now = locked_now(shares)
-        if not shares.exists() or shares.servable(now).exists():
+        if not (were_shared or shares.exists()) or shares.servable(now).exists():
             return False
         stored.delete_with_shares()
     return True

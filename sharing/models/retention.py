@@ -45,5 +45,5 @@ def purge_ended_shares(limit: int, using: str = "default") -> int:
         due.filter(pk__in=[pk for pk, _ in rows]).delete()
     files = {file_id for _, file_id in rows if file_id is not None}
     if files:
-        reap_files(files, using)
+        reap_files(files, using, were_shared=True)
     return len(rows)
