@@ -295,7 +295,8 @@ class ShareEventSerializer(serializers.ModelSerializer):
         read_only=True,
         help_text=(
             'What else the kind says: created {"max_downloads", "password"}; changed {"max_downloads": [old, new], '
-            '"password": "set" | "changed" | "removed"}; {} for the others.'
+            '"password": "set" | "changed" | "removed"}; reactivated {"was", "reset_downloads", '
+            '"download_count", "max_downloads": [old, new]}; {} for the others.'
         ),
     )
 

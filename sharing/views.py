@@ -264,7 +264,8 @@ class ShareViewSet(
         description=(
             "Every change of the share, oldest first, paginated: created, renewed (old_expires_at, expires_at), "
             "changed (details), downloaded (bytes, client_address, user_agent; resumed for a free resume), "
-            "wrong_password, unshared, expired (lateness_ms), download_limit_reached, file_deleted. "
+            "wrong_password, unshared, expired (lateness_ms), download_limit_reached, file_deleted, "
+            "reactivated (old_expires_at, expires_at, details). "
             "client_address is kept as the server's EVENT_CLIENT_ADDRESS says (by default the last IPv4 "
             "octet zeroed, IPv6 cut to its first 48 bits; null when not kept)."
         ),
