@@ -33,9 +33,10 @@ def backoff_delay(failures: int) -> float:
 
 
 class ExpiryDaemon(threading.Thread):
-    def __init__(self, scheduler, *, lease=None, checkpointer=None, using: str = "default"):
+    def __init__(self, scheduler, *, lease=None, checkpointer=None, housekeeper=None, using: str = "default"):
         super().__init__(name="runexpiry", daemon=True)
         self.scheduler = scheduler
+        self.housekeeper = housekeeper  # retention purge, ephemeral files (expiry.housekeeping)
         self.lease = lease
         self.checkpointer = checkpointer  # SQLite: WAL checkpoints off this thread
         self.using = using
@@ -74,6 +75,8 @@ class ExpiryDaemon(threading.Thread):
                 continue
             if self.run_due_steps():
                 timeout = min(self.scheduler.seconds_until_next(), MAX_WAIT)
+                if self.housekeeper is not None:
+                    timeout = min(timeout, self.housekeeper.seconds_until_next(timeout))
             else:
                 timeout = backoff_delay(self.failures)
             if self.lease is not None:
@@ -89,7 +92,7 @@ class ExpiryDaemon(threading.Thread):
     def run_due_steps(self) -> bool:
         """Run steps until none has work; return False if one failed."""
         try:
-            while not self.stop_requested.is_set() and self.has_lease() and self.scheduler.step():
+            while not self.stop_requested.is_set() and self.has_lease() and self.step():
                 pass
         except Exception:
             self.failures += 1
@@ -105,6 +108,13 @@ class ExpiryDaemon(threading.Thread):
             return False
         self.failures = 0
         return True
+
+    def step(self) -> bool:
+        """One piece of work: expiry first; housekeeping only when no share is due."""
+        if self.scheduler.step():
+            return True
+        housekeeper = self.housekeeper
+        return housekeeper is not None and housekeeper.step(self.scheduler.seconds_until_next())
 
     # --- the lease ---------------------------------------------------------------
 

@@ -82,7 +82,9 @@ def serve(request, share: Share) -> HttpResponse | None:
         response["Content-Disposition"] = content_disposition_header(True, stored.name)
         return _file_headers(response, share, byte_range, end - first)
 
-    if settings.DOWNLOAD_OFFLOAD and "Range" not in request.headers:
+    # An ephemeral file may lose its bytes the moment its last download is
+    # counted: only a handle opened before the count can still send them.
+    if settings.DOWNLOAD_OFFLOAD and "Range" not in request.headers and not stored.delete_when_unshared:
         return offload(request, share)
 
     try:

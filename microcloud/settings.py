@@ -258,6 +258,13 @@ EXPIRY_LEASE_TTL = envfloat("EXPIRY_LEASE_TTL", 5.0)
 # SQLite: the UNIX datagram socket web processes notify the daemon through
 # (default: the database file's path + ".wakeup").
 EXPIRY_WAKEUP_SOCKET = os.environ.get("EXPIRY_WAKEUP_SOCKET", "")
+# Seconds between the daemon's purges of shares ended longer than the
+# policy's retention ago, and between its sweeps for ephemeral files left
+# with no live share (a safety net: each ending reaps its file at once).
+EXPIRY_PURGE_INTERVAL = envfloat("EXPIRY_PURGE_INTERVAL", 60.0)
+EXPIRY_SWEEP_INTERVAL = envfloat("EXPIRY_SWEEP_INTERVAL", 5.0)
+if not (EXPIRY_PURGE_INTERVAL > 0 and EXPIRY_SWEEP_INTERVAL > 0):
+    raise ImproperlyConfigured("EXPIRY_PURGE_INTERVAL and EXPIRY_SWEEP_INTERVAL must be more than 0 seconds.")
 
 # --- Logging --------------------------------------------------------------
 LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO").upper()

@@ -358,10 +358,12 @@ class StoredFileAdmin(admin.ModelAdmin):
     search_help_text = "Search by file name, owner username or the start of the SHA-256."
     ordering = ("-id",)
     inlines = (ShareInline,)
-    fields = ("name", "owner", "human_size", "content_type", "sha256", "stored_as", "created_at", "all_shares")
     # Only the display name is editable: the rest describes the stored bytes,
-    # and changing the owner would split a file from its shares' owner.
-    readonly_fields = ("owner", "human_size", "content_type", "sha256", "stored_as", "created_at", "all_shares")
+    # and changing the owner would split a file from its shares' owner. The
+    # uploader chose delete_when_unshared; the admin only shows it.
+    readonly_fields = ("owner", "human_size", "content_type", "sha256", "stored_as", "created_at")
+    readonly_fields += ("delete_when_unshared", "all_shares")
+    fields = ("name", *readonly_fields)
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(share_count=Count("shares"))
@@ -412,7 +414,7 @@ class StoredFileAdmin(admin.ModelAdmin):
 class SharingPolicyForm(forms.ModelForm):
     class Meta:
         model = SharingPolicy
-        fields = ["default_lifetime", "max_lifetime"]
+        fields = ["default_lifetime", "max_lifetime", "ended_retention"]
 
     FORMAT_HINT = " Format: “days hh:mm:ss”, e.g. “7 00:00:00” for seven days or “01:30:00” for 90 minutes."
 
@@ -427,7 +429,7 @@ class SharingPolicyAdmin(admin.ModelAdmin):
     """A singleton: the list page opens the one row, created with defaults."""
 
     form = SharingPolicyForm
-    fields = ("default_lifetime", "max_lifetime")
+    fields = ("default_lifetime", "max_lifetime", "ended_retention")
 
     def changelist_view(self, request, extra_context=None):
         if not self.has_view_or_change_permission(request):

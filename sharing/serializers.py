@@ -35,7 +35,7 @@ WHOLE_NUMBER = re.compile(r"[+-]?[0-9]{1,30}")
 class StoredFileSerializer(serializers.ModelSerializer):
     class Meta:
         model = StoredFile
-        fields = ["id", "name", "size", "content_type", "sha256", "created_at"]
+        fields = ["id", "name", "size", "content_type", "sha256", "created_at", "delete_when_unshared"]
         read_only_fields = fields
 
 
@@ -47,6 +47,14 @@ class UploadField(serializers.FileField):
 class FileUploadSerializer(serializers.Serializer):
     # Empty files are files too: nothing in the product needs bytes to share.
     file = UploadField(allow_empty_file=True, use_url=False, help_text="The file's bytes (multipart).")
+    delete_when_unshared = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text=(
+            "true: delete the file (bytes and record) as soon as it has been shared and its last share has "
+            "ended, by time, download limit, unshare or purge. A file not shared yet is kept."
+        ),
+    )
 
     def validate_file(self, upload):
         try:
@@ -58,7 +66,11 @@ class FileUploadSerializer(serializers.Serializer):
         return upload
 
     def create(self, validated_data):
-        return StoredFile.create_from_upload(owner=self.context["request"].user, upload=validated_data["file"])
+        return StoredFile.create_from_upload(
+            owner=self.context["request"].user,
+            upload=validated_data["file"],
+            delete_when_unshared=validated_data.get("delete_when_unshared", False),
+        )
 
     def to_representation(self, instance):
         return StoredFileSerializer(instance, context=self.context).data
@@ -283,7 +295,8 @@ class ShareEventSerializer(serializers.ModelSerializer):
         read_only=True,
         help_text=(
             'What else the kind says: created {"max_downloads", "password"}; changed {"max_downloads": [old, new], '
-            '"password": "set" | "changed" | "removed"}; {} for the others.'
+            '"password": "set" | "changed" | "removed"}; reactivated {"was", "reset_downloads", '
+            '"download_count", "max_downloads": [old, new]}; {} for the others.'
         ),
     )
 
@@ -306,3 +319,33 @@ class ShareEventSerializer(serializers.ModelSerializer):
 
     def get_lateness_ms(self, event) -> float | None:
         return None if event.lateness is None else round(event.lateness / timedelta(milliseconds=1), 3)
+
+
+class ShareReactivateSerializer(ExpiryInputSerializer):
+    """Bring an ended share back: a new deadline (as for a new share), and
+    optionally its download count back at zero or a new download limit."""
+
+    reset_downloads = serializers.BooleanField(
+        required=False, default=False, help_text="true: count downloads from zero again."
+    )
+    max_downloads = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=MAX_DOWNLOADS_LIMIT,
+        help_text="A new download limit (null: unlimited); absent keeps the share's limit.",
+    )
+
+    def validate(self, attrs):
+        refuse_unknown_fields(self, f"This field does not exist; send only {', '.join(self.fields)}.")
+        attrs["deadline"] = self.resolve_deadline(attrs)
+        return attrs
+
+    def arguments(self) -> dict:
+        """Keyword arguments for Share.reactivate."""
+        data = self.validated_data
+        return {
+            "expires_at": data["deadline"],
+            "reset_downloads": data.get("reset_downloads", False),
+            "max_downloads": data.get("max_downloads", KEEP),
+        }

@@ -22,11 +22,12 @@ from rest_framework.response import Response
 from ratelimit.logins import LoginRefused, attempt_succeeded, begin_attempt
 from sharing.exceptions import Conflict, Gone
 from sharing.filters import ShareFilterBackend
-from sharing.models import Share, StoredFile
+from sharing.models import ReactivationRefused, Share, StoredFile
 from sharing.serializers import (
     FileUploadSerializer,
     ShareCreateSerializer,
     ShareEventSerializer,
+    ShareReactivateSerializer,
     ShareSerializer,
     ShareUpdateSerializer,
     StoredFileSerializer,
@@ -201,6 +202,8 @@ class ShareViewSet(
             return ShareUpdateSerializer
         if self.action == "events":
             return ShareEventSerializer
+        if self.action == "reactivate":
+            return ShareReactivateSerializer
         return ShareSerializer
 
     def get_serializer_context(self):
@@ -261,7 +264,8 @@ class ShareViewSet(
         description=(
             "Every change of the share, oldest first, paginated: created, renewed (old_expires_at, expires_at), "
             "changed (details), downloaded (bytes, client_address, user_agent; resumed for a free resume), "
-            "wrong_password, unshared, expired (lateness_ms), download_limit_reached, file_deleted. "
+            "wrong_password, unshared, expired (lateness_ms), download_limit_reached, file_deleted, "
+            "reactivated (old_expires_at, expires_at, details). "
             "client_address is kept as the server's EVENT_CLIENT_ADDRESS says (by default the last IPv4 "
             "octet zeroed, IPv6 cut to its first 48 bits; null when not kept)."
         ),
@@ -273,3 +277,36 @@ class ShareViewSet(
         share = self.get_object()
         page = self.paginate_queryset(share.events.order_by("at", "id"))
         return self.get_paginated_response(self.get_serializer(page, many=True).data)
+
+    @extend_schema(
+        summary="Reactivate an ended share",
+        description=(
+            "Bring an expired or unshared share back at the same URL. Give expires_in or expires_at, or neither "
+            "for the policy's default lifetime (the maximum lifetime counts from now, as for a new share). "
+            "reset_downloads=true counts downloads from zero again; max_downloads sets a new limit (null lifts it). "
+            "The password stays as it was. Recorded as a reactivated event."
+        ),
+        request={"application/json": ShareReactivateSerializer},
+        responses={
+            200: ShareSerializer,
+            400: BAD_REQUEST,
+            404: NOT_FOUND,
+            409: OpenApiResponse(
+                description=(
+                    "The share is still active, its file was deleted, or its download limit is used up "
+                    "(reset_downloads or a higher max_downloads lets it back)."
+                )
+            ),
+        },
+    )
+    # No share filters here: ?status or ?file must not make the share itself a 404.
+    @action(detail=True, methods=["post"], filter_backends=[])
+    def reactivate(self, request, pk=None):
+        share = self.get_object()
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            share.reactivate(**serializer.arguments())
+        except ReactivationRefused as refused:
+            raise Conflict(refused.message, code=refused.code) from None
+        return Response(ShareSerializer(share, context=self.get_serializer_context()).data)

@@ -544,7 +544,10 @@ def test_policy_page_renders_with_help_texts(admin_client):
 
 def test_policy_saves(admin_client):
     admin_client.get(POLICY)
-    response = admin_client.post(POLICY_CHANGE, {"default_lifetime": "1 00:00:00", "max_lifetime": "14 00:00:00"})
+    response = admin_client.post(
+        POLICY_CHANGE,
+        {"default_lifetime": "1 00:00:00", "max_lifetime": "14 00:00:00", "ended_retention": "30 00:00:00"},
+    )
     assert response.status_code == 302
     policy = SharingPolicy.current()
     assert (policy.default_lifetime, policy.max_lifetime) == (timedelta(days=1), timedelta(days=14))

@@ -11,7 +11,7 @@ from sharing.models import Share, StoredFile
 
 pytestmark = pytest.mark.django_db
 
-FILE_FIELDS = {"id", "name", "size", "content_type", "sha256", "created_at"}
+FILE_FIELDS = {"id", "name", "size", "content_type", "sha256", "created_at", "delete_when_unshared"}
 
 
 def upload(client, name="notes.txt", data=b"some bytes\n", content_type="text/plain"):
@@ -165,6 +165,7 @@ def test_retrieve(alice_client, alice, make_file):
         "content_type": "application/octet-stream",
         "sha256": hashlib.sha256(b"\x00\x01").hexdigest(),
         "created_at": stored.created_at.isoformat().replace("+00:00", "Z"),
+        "delete_when_unshared": False,
     }
 
 

@@ -15,7 +15,7 @@ import pytest
 from django.utils import timezone
 
 from bench.web import front
-from sharing.models import Share
+from sharing.models import Share, StoredFile
 from tests.browser.helpers import is_true
 from tests.helpers import free_port, start_web, stop, wait_for_port
 
@@ -211,3 +211,14 @@ def test_the_deployment_docs_show_the_locations_this_test_runs():
 
     shown = textwrap.dedent(front.locations(Path("/srv/microcloud/media"), "127.0.0.1:8000"))
     assert shown.strip() in (REPO_ROOT / "docs" / "deployment.md").read_text()
+
+
+def test_an_ephemeral_file_is_never_offloaded(accel, anon_client, stored):
+    """Its bytes may go the moment its last download is counted: only a
+    handle opened before the count (Django streaming) can still send them."""
+    StoredFile.objects.filter(pk=stored.pk).update(delete_when_unshared=True)
+    share = share_of(stored)
+    response = anon_client.get(f"/s/{share.token}")
+    assert response.status_code == 200
+    assert "X-Accel-Redirect" not in response
+    assert b"".join(response.streaming_content) == DATA

@@ -24,6 +24,7 @@ EXPECTED_OPERATIONS = {
     ("/api/shares/{id}/", "patch"),
     ("/api/shares/{id}/", "delete"),
     ("/api/shares/{id}/events/", "get"),
+    ("/api/shares/{id}/reactivate/", "post"),
 }
 
 

@@ -13,6 +13,7 @@ from sharing.models.files import (
     stored_file_path,
 )
 from sharing.models.policy import SharingPolicy, format_duration
+from sharing.models.reactivation import ReactivationRefused
 from sharing.models.shares import KEEP, MAX_DOWNLOADS_LIMIT, Share, ShareQuerySet, locked_now, new_share_token
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "MAX_FREE_RESUMES",
     "RESUME_GRACE",
     "Download",
+    "ReactivationRefused",
     "Share",
     "ShareEvent",
     "ShareQuerySet",

@@ -70,7 +70,7 @@ class ShareEvent(models.Model):
         EXPIRED = "expired"
         DOWNLOAD_LIMIT_REACHED = "download_limit_reached", "download limit reached"
         FILE_DELETED = "file_deleted", "file deleted"
-        # Reserved: a share cannot be reactivated yet.
+        # Share.reactivate (sharing.models.reactivation).
         REACTIVATED = "reactivated"
 
     # No single-column index: shareevent_share_at_idx starts with share.

@@ -11,6 +11,7 @@ from functools import partial
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models, transaction
+from django.db.models import Q
 from django.db.models.signals import post_delete
 from django.dispatch import receiver
 from django.utils import timezone
@@ -47,10 +48,19 @@ class StoredFile(models.Model):
     content_type = models.CharField(max_length=255)
     sha256 = models.CharField(max_length=64)
     created_at = models.DateTimeField(default=timezone.now)
+    # Upload-and-share (transfer.sh, Send): the file goes once it has been
+    # shared and no share of it is live any more (sharing.models.ephemeral).
+    delete_when_unshared = models.BooleanField(
+        default=False, help_text="Delete the file (bytes and row) as soon as its last share ends."
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["owner", "-created_at"], name="file_owner_created_idx")]
+        indexes = [
+            models.Index(fields=["owner", "-created_at"], name="file_owner_created_idx"),
+            # The daemon's sweep reads only the few files marked ephemeral.
+            models.Index(fields=["id"], condition=Q(delete_when_unshared=True), name="file_ephemeral_idx"),
+        ]
 
     def __str__(self) -> str:
         return self.name
@@ -62,7 +72,7 @@ class StoredFile(models.Model):
         super().save(*args, **kwargs)
 
     @classmethod
-    def create_from_upload(cls, *, owner, upload) -> "StoredFile":
+    def create_from_upload(cls, *, owner, upload, delete_when_unshared: bool = False) -> "StoredFile":
         """Store the uploaded bytes and their metadata, or neither."""
         digest = hashlib.sha256()
         size = 0
@@ -71,7 +81,14 @@ class StoredFile(models.Model):
             size += len(chunk)
         name = clean_file_name(upload.name)
         content_type = clean_content_type(upload.content_type or mimetypes.guess_type(name)[0] or "")
-        stored = cls(owner=owner, name=name, size=size, content_type=content_type, sha256=digest.hexdigest())
+        stored = cls(
+            owner=owner,
+            name=name,
+            size=size,
+            content_type=content_type,
+            sha256=digest.hexdigest(),
+            delete_when_unshared=delete_when_unshared,
+        )
         stored.content.save(name, upload, save=False)
         try:
             stored.save()

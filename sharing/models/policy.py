@@ -24,6 +24,13 @@ class SharingPolicy(models.Model):
         validators=[MinValueValidator(timedelta(seconds=1))],
         help_text="Longest lifetime a share may be given, at creation or renewal.",
     )
+    # At least a second: zero would purge a share (and its history) in the
+    # instant it ends, before its owner could even see why it ended.
+    ended_retention = models.DurationField(
+        default=timedelta(days=30),
+        validators=[MinValueValidator(timedelta(seconds=1))],
+        help_text="How long an ended share (and its history) is kept before the expiry daemon purges it.",
+    )
 
     class Meta:
         verbose_name = "sharing policy"
@@ -32,6 +39,9 @@ class SharingPolicy(models.Model):
             models.CheckConstraint(condition=Q(id=1), name="sharing_policy_single_row"),
             models.CheckConstraint(
                 condition=Q(default_lifetime__lte=F("max_lifetime")), name="sharing_policy_default_within_max"
+            ),
+            models.CheckConstraint(
+                condition=Q(ended_retention__gte=timedelta(seconds=1)), name="sharing_policy_retention_positive"
             ),
         ]
 

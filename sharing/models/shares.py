@@ -86,6 +86,9 @@ class ShareQuerySet(models.QuerySet):
                 updated_at=now,
             )
             ShareEvent.save_all(expiry_events(rows, now))
+            ended = self.model.objects.filter(pk__in=[pk for pk, _ in rows])
+            for file_id in set(ended.values_list("file_id", flat=True)):
+                _reap_later(file_id)
         return expired
 
 
@@ -136,6 +139,8 @@ class Share(models.Model):
             # runexpiry's pick-up query: active shares written since its last look.
             models.Index(fields=["updated_at"], condition=Q(status="active"), name="share_active_updated_idx"),
             models.Index(fields=["owner", "-created_at"], name="share_owner_created_idx"),
+            # The daemon's retention purge: ended shares, oldest end first.
+            models.Index(fields=["ended_at", "id"], condition=Q(ended_at__isnull=False), name="share_ended_idx"),
         ]
         constraints = [
             models.CheckConstraint(
@@ -276,10 +281,19 @@ class Share(models.Model):
                     )
             if changed:
                 ShareEvent.save_all(change_events(self.pk, now, before, values))
+                if max_downloads not in (KEEP, None) and before["download_count"] == max_downloads:
+                    _reap_later(self.file_id)  # the new limit ended the share
             if changed and expires_at is not None:
                 transaction.on_commit(partial(_announce, self.pk, expires_at))
         self.refresh_from_db()
         return bool(changed)
+
+    def reactivate(self, expires_at: datetime, *, reset_downloads: bool = False, max_downloads=KEEP) -> None:
+        """Bring an ended share back until `expires_at` (see sharing.models.reactivation);
+        raise ReactivationRefused when it may not be."""
+        from sharing.models.reactivation import reactivate  # it imports this module
+
+        reactivate(self, expires_at, reset_downloads=reset_downloads, max_downloads=max_downloads)
 
     def unshare(self, reason: str = EndReason.UNSHARED) -> bool:
         """End an active share now. Return False if it had already ended."""
@@ -292,6 +306,7 @@ class Share(models.Model):
             )
             if changed:  # the end reasons unshared and file_deleted are also event kinds
                 ShareEvent.record(self.pk, ShareEvent.Kind(reason), now)
+                _reap_later(self.file_id)
         self.refresh_from_db()
         return bool(changed)
 
@@ -324,6 +339,11 @@ class Share(models.Model):
                 ShareEvent.save_all(
                     download_events(self.pk, now, visitor=visitor, size=size, resumed=False, used_up=used_up)
                 )
+                if used_up:
+                    # The response reads from a handle opened before this count
+                    # (links.downloads, which never offloads an ephemeral
+                    # file), so deleting the bytes does not cut it.
+                    _reap_later(self.file_id)
         return row is not None
 
     def start_download(self, *, first_byte: int, end: int, visitor: Visitor | None = None) -> "Download | None":
@@ -400,6 +420,13 @@ def _end_when(condition: Q, reason: str, now: datetime) -> dict:
         "ended_at": Value(now, output_field=models.DateTimeField()),
     }
     return {field: Case(When(condition, then=value), default=F(field)) for field, value in ending.items()}
+
+
+def _reap_later(file_id: int | None) -> None:
+    """Reap the share's file after the commit if it is ephemeral and this was its last live share."""
+    from sharing.models.ephemeral import reap_later  # ephemeral imports this module
+
+    reap_later(file_id)
 
 
 def _announce(share_id: int, expires_at: datetime) -> None:

@@ -9,6 +9,7 @@ from django.db import connection
 
 from expiry.checkpoint import WalCheckpointer
 from expiry.daemon import ExpiryDaemon
+from expiry.housekeeping import Housekeeper
 from expiry.idlog import ExpiredIdLog
 from expiry.lease import LeaseKeeper
 from expiry.scheduler import ExpiryScheduler
@@ -145,7 +146,12 @@ class Command(BaseCommand):
 
         use_lease = lease == "on" or (lease == "auto" and connection.vendor == "sqlite")
         keeper = LeaseKeeper(ttl=lease_ttl) if use_lease else None
-        daemon = ExpiryDaemon(scheduler, lease=keeper, checkpointer=WalCheckpointer.for_database())
+        housekeeper = Housekeeper(
+            purge_interval=settings.EXPIRY_PURGE_INTERVAL, sweep_interval=settings.EXPIRY_SWEEP_INTERVAL
+        ).connect()
+        daemon = ExpiryDaemon(
+            scheduler, lease=keeper, checkpointer=WalCheckpointer.for_database(), housekeeper=housekeeper
+        )
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, lambda *_: daemon.stop())
         started = time.monotonic()
@@ -168,10 +174,12 @@ class Command(BaseCommand):
         finally:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, stop_signals)
         daemon.join()
+        housekeeper.disconnect()
         stats = scheduler.stats
         logger.info(
             "runexpiry stopped after %.1f s: %d shares expired in %d batches (worst lateness %.3f ms, "
-            "longest stamp-to-commit %.3f ms), %d caught up at start, %d picked up, %d refreshes, %d failed steps",
+            "longest stamp-to-commit %.3f ms), %d caught up at start, %d picked up, %d refreshes, %d failed steps; "
+            "%d ended shares purged, %d ephemeral files deleted",
             time.monotonic() - started,
             stats.expired,
             stats.batches,
@@ -181,5 +189,7 @@ class Command(BaseCommand):
             stats.pickups,
             stats.refreshes,
             daemon.errors,
+            housekeeper.purged,
+            housekeeper.reaped,
         )
         self.stdout.write("Done.")

@@ -1,0 +1,131 @@
+"""The expiry daemon's lifecycle duties, beside expiring shares.
+
+- Ephemeral files (sharing.models.ephemeral): the files of the shares each
+  expiry batch ended are reaped as soon as the scheduler has nothing due,
+  so an ephemeral file whose last share ran out of time leaves the disk
+  well within 2 seconds; a sweep every `sweep_interval` seconds (and at
+  start) reaps what a crash between an expiry's commit and its reap left.
+- Retention (sharing.models.retention): every `purge_interval` seconds,
+  shares that ended longer than the policy's ended_retention ago are purged
+  in batches of `batch_size`, at most `batches_per_pass` a pass; a pass that
+  ends on a full batch comes back after BACKLOG_PAUSE rather than a whole
+  interval, so a backlog drains without one long transaction.
+
+Idle cost: the sweep is one query over the partial index of ephemeral files,
+the purge one policy read and one query over the partial index of ended
+shares. The scheduler comes first: this work runs only when no share is due,
+and (except pending reaps, which are quick) only when the next deadline is at
+least ROOM seconds away, or once it has waited MAX_DEFER for such a gap.
+A failure is logged and retried RETRY_DELAY later; it never delays expiry.
+"""
+
+import logging
+import time
+from collections.abc import Callable
+
+from django.db import connections
+
+from expiry.signals import shares_expired
+from sharing.models.ephemeral import reap_after_shares, sweep
+from sharing.models.retention import purge_ended_shares
+
+logger = logging.getLogger("expiry")
+
+ROOM = 0.05
+MAX_DEFER = 5.0
+BACKLOG_PAUSE = 1.0
+RETRY_DELAY = 5.0
+# Reaps of expired shares' files are done this many share ids at a time.
+REAP_CHUNK = 5000
+
+
+class Housekeeper:
+    def __init__(
+        self,
+        *,
+        purge_interval: float = 60.0,
+        sweep_interval: float = 5.0,
+        batch_size: int = 500,
+        batches_per_pass: int = 4,
+        clock: Callable[[], float] = time.monotonic,
+        using: str = "default",
+    ):
+        self.purge_interval = purge_interval
+        self.sweep_interval = sweep_interval
+        self.batch_size = batch_size
+        self.batches_per_pass = batches_per_pass
+        self.clock = clock
+        self.using = using
+        start = clock()
+        self.next_sweep = start  # at start: whatever a previous run left
+        self.next_purge = start
+        self._batches_left = batches_per_pass  # in the current purge pass
+        self._expired: list[int] = []  # ids of expired shares whose files to reap
+        self.purged = self.reaped = self.errors = 0
+
+    # --- wiring ------------------------------------------------------------------
+
+    def connect(self) -> "Housekeeper":
+        shares_expired.connect(self.note_expired, dispatch_uid=f"expiry.housekeeping.{id(self)}")
+        return self
+
+    def disconnect(self) -> None:
+        shares_expired.disconnect(dispatch_uid=f"expiry.housekeeping.{id(self)}")
+
+    def note_expired(self, sender, share_ids, **kwargs) -> None:
+        """shares_expired receiver: sent after each committed expiry batch."""
+        self._expired.extend(share_ids)
+
+    # --- timing ------------------------------------------------------------------
+
+    def seconds_until_next(self, room: float) -> float:
+        """How long until step() has work, given `room` seconds until the
+        scheduler's next (so that a blocked duty does not spin the loop)."""
+        if self._expired:
+            return 0.0
+        due = min(self.next_sweep, self.next_purge)
+        wait = due - self.clock()
+        if wait <= 0 and room < ROOM:
+            return max(0.0, wait + MAX_DEFER)
+        return max(0.0, wait)
+
+    # --- work --------------------------------------------------------------------
+
+    def step(self, room: float) -> bool:
+        """Do one bounded piece of due work; return False when none was.
+
+        `room` is how long until the scheduler has work again."""
+        now = self.clock()
+        try:
+            if self._expired:
+                chunk, self._expired = self._expired[:REAP_CHUNK], self._expired[REAP_CHUNK:]
+                self.reaped += reap_after_shares(chunk, self.using)
+                return True
+            if now >= self.next_sweep and (room >= ROOM or now >= self.next_sweep + MAX_DEFER):
+                self.next_sweep = now + self.sweep_interval
+                self.reaped += sweep(self.batch_size, self.using)
+                return True
+            if now >= self.next_purge and (room >= ROOM or now >= self.next_purge + MAX_DEFER):
+                self._purge_batch(now)
+                return True
+        except Exception:
+            self.errors += 1
+            logger.warning("housekeeping failed; retrying in %.0f s", RETRY_DELAY, exc_info=True)
+            self._expired.clear()  # the sweep catches those files
+            self.next_sweep = max(self.next_sweep, now + RETRY_DELAY)
+            self.next_purge = max(self.next_purge, now + RETRY_DELAY)
+            # A dropped or poisoned connection is replaced on the next query.
+            connections[self.using].close()
+            return True
+        return False
+
+    def _purge_batch(self, now: float) -> None:
+        purged = purge_ended_shares(self.batch_size, self.using)
+        self.purged += purged
+        if purged:
+            logger.info("purged %d shares past the retention", purged)
+        self._batches_left -= 1
+        if purged < self.batch_size:  # nothing more is due
+            self.next_purge, self._batches_left = now + self.purge_interval, self.batches_per_pass
+        elif not self._batches_left:  # a backlog: more soon, after a pause
+            self.next_purge, self._batches_left = now + BACKLOG_PAUSE, self.batches_per_pass

@@ -1,0 +1,110 @@
+"""Reactivation: an ended share brought back, at the same URL, with a new deadline.
+
+A share has ended when it is expired or unshared, or when it is still
+marked active but its deadline has passed (the expiry daemon has not
+committed the expiry yet; the API already shows it expired). Such a share is
+recorded as expired, at the time that decided, before it is reactivated,
+so its history reads the same whether or not the daemon got there first.
+
+Not reactivated: a share whose file was deleted (its bytes are gone), a live
+share (change it instead), and a share whose download limit is used up
+unless its count is reset or its limit raised. One conditional UPDATE decides, under the row's
+lock, so two reactivations racing (or a reactivation racing the purge or an
+ephemeral file's deletion) cannot both win.
+"""
+
+from datetime import datetime
+from functools import partial
+
+from django.db import transaction
+from django.db.models import F, Q
+
+from sharing.models.events import ShareEvent, expiry_events
+from sharing.models.shares import KEEP, Share, _announce, locked_now
+
+
+class ReactivationRefused(Exception):
+    """The share cannot be reactivated; `message` says why (the API's 409)."""
+
+    def __init__(self, message: str, code: str):
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+_BEFORE = ("status", "end_reason", "expires_at", "download_count", "max_downloads", "file_id")
+
+
+def reactivate(share: Share, expires_at: datetime, *, reset_downloads: bool = False, max_downloads=KEEP) -> None:
+    """Make `share` active again until `expires_at`, optionally with its
+    download count back at 0 and a new download limit (None: unlimited); raise ReactivationRefused (changing nothing)
+    when it may not be. `expires_at` comes from SharingPolicy.resolve_expires_at,
+    as for a new share."""
+    with transaction.atomic():
+        now = locked_now(Share.objects.filter(pk=share.pk))
+        if expires_at <= now:
+            raise ReactivationRefused("The new deadline passed before the share could be reactivated.", "past")
+        ended = Q(status__in=[Share.Status.EXPIRED, Share.Status.UNSHARED]) | Q(
+            status=Share.Status.ACTIVE, expires_at__lte=now
+        )
+        candidates = Share.objects.filter(ended, pk=share.pk, file__isnull=False)
+        values = {
+            "status": Share.Status.ACTIVE,
+            "end_reason": "",
+            "ended_at": None,
+            "expires_at": expires_at,
+            "updated_at": now,
+        }
+        limit = F("max_downloads")
+        if max_downloads is not KEEP:
+            values["max_downloads"] = limit = max_downloads
+        if reset_downloads:
+            values["download_count"] = 0
+        elif limit is not None:
+            # Downloads must be left under the limit it will have, or it
+            # would come back used up.
+            candidates = candidates.filter(Q(max_downloads__isnull=True) | Q(download_count__lt=limit))
+            if max_downloads is not KEEP:
+                candidates = candidates.filter(download_count__lt=limit)
+        # Read under the lock: what the UPDATE below changes it from.
+        before = Share.objects.filter(pk=share.pk).values(*_BEFORE).first()
+        if not candidates.update(**values):
+            raise _refusal(before, now, max_downloads)
+        events = []
+        if before["status"] == Share.Status.ACTIVE:  # ended by its deadline, not yet by the daemon
+            events += expiry_events([(share.pk, before["expires_at"])], now)
+        details = {"reset_downloads": reset_downloads, "was": before["end_reason"] or "expired"}
+        if reset_downloads:
+            details["download_count"] = before["download_count"]
+        if max_downloads is not KEEP and max_downloads != before["max_downloads"]:
+            details["max_downloads"] = [before["max_downloads"], max_downloads]
+        events.append(
+            ShareEvent(
+                share_id=share.pk,
+                kind=ShareEvent.Kind.REACTIVATED,
+                at=now,
+                old_expires_at=before["expires_at"],
+                expires_at=expires_at,
+                details=details,
+            )
+        )
+        ShareEvent.save_all(events)
+        transaction.on_commit(partial(_announce, share.pk, expires_at))
+    share.refresh_from_db()
+
+
+def _refusal(before: dict | None, now: datetime, max_downloads) -> ReactivationRefused:
+    if before is None:
+        return ReactivationRefused("The share no longer exists.", "gone")
+    if before["file_id"] is None:
+        return ReactivationRefused("The share's file was deleted; it cannot be shared again.", "file_deleted")
+    if before["status"] == Share.Status.ACTIVE and before["expires_at"] > now:
+        return ReactivationRefused(
+            "The share is still active; change its expiry instead (PATCH) or unshare it first.", "active"
+        )
+    limit = before["max_downloads"] if max_downloads is KEEP else max_downloads
+    return ReactivationRefused(
+        f"The share's download limit would be used up ({before['download_count']} downloads counted, "
+        f"limit {limit}); send reset_downloads=true to count from zero, or a higher max_downloads.",
+        "used_up",
+    )

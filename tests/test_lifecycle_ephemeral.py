@@ -1,0 +1,228 @@
+"""Ephemeral files (delete_when_unshared): once shared, gone from the disk
+and the database within 2 seconds of their last share ending, however it
+ends; kept while never shared; other files are never touched."""
+
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
+from django.utils import timezone
+
+from expiry.housekeeping import Housekeeper
+from sharing.models import Share, ShareEvent, StoredFile
+from sharing.models.ephemeral import reap_files, sweep
+from sharing.models.retention import purge_ended_shares
+from tests.helpers import create_share, in_threads, start_manage, stop, wait_for_text, wait_until
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+DATA = b"send me once\n"
+
+
+@pytest.fixture
+def ephemeral(alice):
+    upload = SimpleUploadedFile("once.txt", DATA, content_type="text/plain")
+    return StoredFile.create_from_upload(owner=alice, upload=upload, delete_when_unshared=True)
+
+
+def on_disk(media_root, stored: StoredFile) -> Path:
+    return Path(media_root) / stored.content.name
+
+
+def gone(media_root, stored: StoredFile) -> bool:
+    return not on_disk(media_root, stored).exists() and not StoredFile.objects.filter(pk=stored.pk).exists()
+
+
+def share_of(stored: StoredFile, **limits) -> Share:
+    return Share.create_for(file=stored, expires_at=timezone.now() + timedelta(hours=1), **limits)
+
+
+@pytest.mark.parametrize(("sent", "stored"), [("true", True), ("false", False), (None, False)])
+def test_the_upload_api_takes_the_flag(alice_client, sent, stored):
+    body = {"file": SimpleUploadedFile("a.txt", b"x")}
+    if sent is not None:
+        body["delete_when_unshared"] = sent
+    response = alice_client.post("/api/files/", body, format="multipart")
+    assert response.status_code == 201
+    assert response.json()["delete_when_unshared"] is stored
+    assert StoredFile.objects.get(pk=response.json()["id"]).delete_when_unshared is stored
+    assert alice_client.get(f"/api/files/{response.json()['id']}/").json()["delete_when_unshared"] is stored
+
+
+def test_a_bad_flag_is_a_400(alice_client):
+    body = {"file": SimpleUploadedFile("a.txt", b"x"), "delete_when_unshared": "perhaps"}
+    response = alice_client.post("/api/files/", body, format="multipart")
+    assert response.status_code == 400
+    assert "delete_when_unshared" in response.json()
+    assert not StoredFile.objects.exists()
+
+
+def test_a_file_never_shared_is_kept(ephemeral, media_root):
+    assert reap_files([ephemeral.pk]) == 0
+    assert sweep(100) == 0
+    assert on_disk(media_root, ephemeral).exists()
+
+
+def test_unsharing_the_last_share_deletes_the_file(alice_client, ephemeral, media_root):
+    first, second = share_of(ephemeral), share_of(ephemeral)
+    assert alice_client.delete(f"/api/shares/{first.pk}/").status_code == 204
+    assert on_disk(media_root, ephemeral).exists(), "a share is still live"
+
+    started = time.monotonic()
+    assert alice_client.delete(f"/api/shares/{second.pk}/").status_code == 204
+    assert wait_until(lambda: gone(media_root, ephemeral), 2)
+    assert time.monotonic() - started < 2
+    second.refresh_from_db()
+    assert (second.status, second.file_id) == (Share.Status.UNSHARED, None)  # the record stays
+
+
+def test_the_download_that_uses_the_last_allowance_deletes_the_file(anon_client, ephemeral, media_root):
+    share = share_of(ephemeral, max_downloads=1)
+    response = anon_client.get(f"/s/{share.token}/download")
+    assert response.status_code == 200
+    # The response reads from a handle opened before the count: it is whole.
+    assert b"".join(response.streaming_content) == DATA
+    response.close()
+    assert wait_until(lambda: gone(media_root, ephemeral), 2)
+    assert anon_client.get(f"/s/{share.token}/download").status_code in (404, 410)
+
+
+def test_a_new_limit_that_ends_the_share_deletes_the_file(ephemeral, media_root):
+    share = share_of(ephemeral, max_downloads=5)
+    assert share.count_download()
+    assert share.change(max_downloads=1)
+    assert wait_until(lambda: gone(media_root, ephemeral), 2)
+
+
+def test_other_files_stay(alice_client, shared_file, media_root):
+    share = share_of(shared_file, max_downloads=1)
+    assert share.count_download()
+    other = share_of(shared_file)
+    assert alice_client.delete(f"/api/shares/{other.pk}/").status_code == 204
+    Share.objects.filter(pk=share.pk).update(ended_at=timezone.now() - timedelta(days=60))
+    assert purge_ended_shares(100) == 1
+    assert sweep(100) == 0
+    assert on_disk(media_root, shared_file).exists()
+    assert StoredFile.objects.filter(pk=shared_file.pk).exists()
+
+
+def test_purging_its_last_ended_share_deletes_the_file(ephemeral, media_root):
+    share = share_of(ephemeral)
+    # Ended without its reap (as if a process died between the two), then
+    # purged: afterwards no share says the file was ever shared.
+    Share.objects.filter(pk=share.pk).update(
+        status=Share.Status.UNSHARED, end_reason="unshared", ended_at=timezone.now() - timedelta(days=31)
+    )
+    assert purge_ended_shares(100) == 1
+    assert gone(media_root, ephemeral)
+
+
+def test_the_sweep_reaps_what_a_crash_left(ephemeral, shared_file, media_root):
+    share = share_of(ephemeral)
+    Share.objects.filter(pk=share.pk).update(
+        status=Share.Status.UNSHARED, end_reason="unshared", ended_at=timezone.now()
+    )
+    kept = share_of(shared_file)
+    Share.objects.filter(pk=kept.pk).update(
+        status=Share.Status.UNSHARED, end_reason="unshared", ended_at=timezone.now()
+    )
+    assert sweep(100) == 1
+    assert gone(media_root, ephemeral)
+    assert on_disk(media_root, shared_file).exists()
+
+
+def test_a_share_past_its_deadline_is_not_live(ephemeral, media_root):
+    share = create_share(ephemeral, 0.05)
+    assert wait_until(lambda: timezone.now() > share.expires_at, 2)
+    assert sweep(100) == 1
+    assert gone(media_root, ephemeral)
+    share.refresh_from_db()
+    assert (share.status, share.end_reason) == (Share.Status.EXPIRED, Share.EndReason.EXPIRED)
+    assert share.events.filter(kind=ShareEvent.Kind.EXPIRED).count() == 1
+
+
+def test_the_housekeeper_reaps_the_files_of_an_expiry_batch(ephemeral, media_root):
+    share = create_share(ephemeral, 0.05)
+    housekeeper = Housekeeper().connect()
+    try:
+        assert wait_until(lambda: timezone.now() > share.expires_at, 2)
+        Share.objects.filter(pk=share.pk).update(
+            status=Share.Status.EXPIRED, end_reason="expired", ended_at=timezone.now()
+        )
+        housekeeper.note_expired(None, share_ids=[share.pk])
+        assert housekeeper.seconds_until_next(room=0) == 0
+        assert housekeeper.step(room=0)  # even with the next expiry due at once
+    finally:
+        housekeeper.disconnect()
+    assert gone(media_root, ephemeral)
+    assert housekeeper.reaped == 1
+
+
+def test_racing_reapers_delete_once(ephemeral, media_root):
+    share = share_of(ephemeral)
+    Share.objects.filter(pk=share.pk).update(
+        status=Share.Status.UNSHARED, end_reason="unshared", ended_at=timezone.now()
+    )
+    results = in_threads(lambda: reap_files([ephemeral.pk]), workers=4)
+    assert sorted(results) == [0, 0, 0, 1]
+    assert gone(media_root, ephemeral)
+
+
+@pytest.mark.postgres
+def test_postgresql_racing_reapers_delete_once(ephemeral, media_root):
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL")
+    test_racing_reapers_delete_once(ephemeral, media_root)
+
+
+def test_a_share_created_before_the_reap_keeps_the_file(ephemeral, media_root):
+    first = share_of(ephemeral)
+    Share.objects.filter(pk=first.pk).update(
+        status=Share.Status.UNSHARED, end_reason="unshared", ended_at=timezone.now()
+    )
+    share_of(ephemeral)
+    assert reap_files([ephemeral.pk]) == 0
+    assert on_disk(media_root, ephemeral).exists()
+
+
+@pytest.mark.fault
+@pytest.mark.timeout(60)
+def test_the_daemon_deletes_the_file_within_2_seconds_of_its_deadline(ephemeral, shared_file, tmp_path, media_root):
+    output = tmp_path / "daemon.out"
+    daemon = start_manage("runexpiry", "--pickup-interval", "0.05", output=output, MEDIA_ROOT=str(media_root))
+    try:
+        wait_for_text(output, "refresh:", 20, process=daemon)
+        share = create_share(ephemeral, 1)
+        kept = create_share(shared_file, 1)
+        path = on_disk(media_root, ephemeral)
+        assert wait_until(lambda: not path.exists(), 10, 0.005)
+        left_disk = timezone.now()
+        assert wait_until(lambda: Share.objects.get(pk=kept.pk).status == Share.Status.EXPIRED, 10)
+    finally:
+        stop(daemon)
+    assert daemon.returncode == 0, output.read_text()
+    assert left_disk - share.expires_at < timedelta(seconds=2)
+    assert not StoredFile.objects.filter(pk=ephemeral.pk).exists()
+    share.refresh_from_db()
+    assert (share.status, share.end_reason, share.file_id) == (Share.Status.EXPIRED, "expired", None)
+    assert on_disk(media_root, shared_file).exists()
+    assert "1 ephemeral files deleted" in output.read_text()
+
+
+@pytest.mark.fault
+@pytest.mark.timeout(60)
+def test_a_restarted_daemon_sweeps_what_was_left(ephemeral, tmp_path, media_root):
+    share = share_of(ephemeral)
+    Share.objects.filter(pk=share.pk).update(
+        status=Share.Status.UNSHARED, end_reason="unshared", ended_at=timezone.now()
+    )
+    output = tmp_path / "daemon.out"
+    daemon = start_manage("runexpiry", output=output, MEDIA_ROOT=str(media_root))
+    try:
+        assert wait_until(lambda: gone(media_root, ephemeral), 10)
+    finally:
+        stop(daemon)
+    assert daemon.returncode == 0, output.read_text()
