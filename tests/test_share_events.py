@@ -433,3 +433,17 @@ def test_an_unknown_address_mode_set_in_code_is_refused_too(settings):
     settings.EVENT_CLIENT_ADDRESS = "partial"
     with pytest.raises(ImproperlyConfigured, match="EVENT_CLIENT_ADDRESS"):
         stored_address("192.0.2.1")
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(("deadline_micros", "stamp_micros"), [(0, 0), (0, 250), (999_999, 1), (123_456, 0)])
+def test_the_daemons_lateness_is_exact_to_the_microsecond(shared_file, deadline_micros, stamp_micros):
+    """SQLite computes it from the stored text (with or without a fraction)."""
+    deadline = (timezone.now() + timedelta(seconds=3)).replace(microsecond=deadline_micros)
+    share = Share.create_for(file=shared_file, expires_at=deadline)
+    ended = (deadline + timedelta(seconds=2)).replace(microsecond=stamp_micros)
+    assert ShareStore().expire([share.pk], ended.timestamp()) == [share.pk]
+    event = only(share, Kind.EXPIRED)
+    share.refresh_from_db()
+    assert event.lateness == share.ended_at - deadline
+    assert event.expires_at == deadline
