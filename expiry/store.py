@@ -35,27 +35,46 @@ def to_datetime(timestamp: float) -> datetime:
     return datetime.fromtimestamp(timestamp, UTC)
 
 
-# The expired events of the ids an UPDATE returned, written by SQLite itself
-# in one statement (ids as one JSON array): per-row Python values tripled the
-# daemon's CPU at 10,000 expiries a second. The deadline is copied as stored
+# The expired events of the (id, expires_at) rows an UPDATE returned. A few
+# rows go in as values (executemany: the cheapest statement per expiry when
+# shares fall due one by one); a burst's thousands are copied by SQLite itself
+# in one INSERT ... SELECT over the ids as one JSON array, which costs a
+# statement's setup but no Python per row. The deadline goes in as stored
 # (naive UTC text); lateness is in microseconds, as Django stores a
-# DurationField there: the stamp's, passed in, minus the deadline's (whole
-# seconds and the fraction read apart: SQLite's date functions round to ms).
+# DurationField there.
+_SQLITE_EVENT_VALUES = (
+    f"INSERT INTO {ShareEvent._meta.db_table} (share_id, kind, at, expires_at, lateness, user_agent, details) "
+    "VALUES (?, ?, ?, ?, ?, '', '{}')"
+)
+# Whole seconds and the fraction read apart: SQLite's date functions round to ms.
 _STORED_MICROSECONDS = (
     "(CAST(strftime('%s', substr(s.expires_at, 1, 19)) AS INTEGER) * 1000000"
     " + CAST(substr(s.expires_at || '.000000', 21, 6) AS INTEGER))"
 )
-_SQLITE_EVENT_INSERT = (
+_SQLITE_EVENT_COPY = (
     f"INSERT INTO {ShareEvent._meta.db_table} (share_id, kind, at, expires_at, lateness, user_agent, details) "
     f"SELECT s.id, ?, ?, s.expires_at, ? - {_STORED_MICROSECONDS}, '', '{{}}' "
     f"FROM {Share._meta.db_table} s WHERE s.id IN (SELECT value FROM json_each(?))"
 )
+_SQLITE_COPY_FROM = 64  # rows; below it, values are cheaper
 
 
-def _sqlite_event_params(share_ids: list[int], ended_at: datetime) -> list:
-    stamp = str(ended_at.replace(tzinfo=None))
-    epoch_microseconds = duration_microseconds(ended_at - datetime(1970, 1, 1, tzinfo=UTC))
-    return [str(ShareEvent.Kind.EXPIRED), stamp, epoch_microseconds, json.dumps(share_ids)]
+def _insert_sqlite_events(raw, rows: list[tuple], ended_at: datetime) -> None:
+    kind, stamp = str(ShareEvent.Kind.EXPIRED), str(ended_at.replace(tzinfo=None))
+    stamp_us = duration_microseconds(ended_at - _EPOCH)
+    if len(rows) >= _SQLITE_COPY_FROM:
+        raw.execute(_SQLITE_EVENT_COPY, [kind, stamp, stamp_us, json.dumps([row[0] for row in rows])])
+        return
+    values = []
+    for share_id, expires_at in rows:
+        # Text as stored, unless a converter made it a (naive UTC) datetime.
+        deadline = expires_at if isinstance(expires_at, datetime) else datetime.fromisoformat(expires_at)
+        lateness = stamp_us - duration_microseconds(deadline.replace(tzinfo=UTC) - _EPOCH)
+        values.append((share_id, kind, stamp, str(expires_at), lateness))
+    raw.executemany(_SQLITE_EVENT_VALUES, values)
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -219,7 +238,7 @@ class ShareStore:
         try:
             rows = raw.execute(sql, params).fetchall()
             if rows:
-                raw.execute(_SQLITE_EVENT_INSERT, _sqlite_event_params([row[0] for row in rows], ended_at))
+                _insert_sqlite_events(raw, rows, ended_at)
         except BaseException:
             if own:
                 raw.execute("ROLLBACK")

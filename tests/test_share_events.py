@@ -447,3 +447,18 @@ def test_the_daemons_lateness_is_exact_to_the_microsecond(shared_file, deadline_
     share.refresh_from_db()
     assert event.lateness == share.ended_at - deadline
     assert event.expires_at == deadline
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_bursts_events_are_exact_too(make_shares):
+    """Many rows at once take SQLite's own copy (expiry/store.py), not values."""
+    shares = make_shares(150, 1)
+    Share.objects.filter(pk=shares[0].pk).update(expires_at=shares[0].expires_at.replace(microsecond=0))
+    Share.objects.filter(pk=shares[1].pk).update(expires_at=shares[1].expires_at.replace(microsecond=999_999))
+    now = time.time() + 5
+    assert sorted(ShareStore().expire([s.pk for s in shares], now)) == sorted(s.pk for s in shares)
+    events = {e.share_id: e for e in ShareEvent.objects.filter(kind=Kind.EXPIRED)}
+    assert len(events) == 150
+    for share in Share.objects.filter(pk__in=events):
+        assert events[share.pk].lateness == share.ended_at - share.expires_at
+        assert events[share.pk].expires_at == share.expires_at
