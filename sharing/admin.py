@@ -412,7 +412,7 @@ class StoredFileAdmin(admin.ModelAdmin):
 class SharingPolicyForm(forms.ModelForm):
     class Meta:
         model = SharingPolicy
-        fields = ["default_lifetime", "max_lifetime"]
+        fields = ["default_lifetime", "max_lifetime", "reminder_lead"]
 
     FORMAT_HINT = " Format: “days hh:mm:ss”, e.g. “7 00:00:00” for seven days or “01:30:00” for 90 minutes."
 
@@ -427,7 +427,7 @@ class SharingPolicyAdmin(admin.ModelAdmin):
     """A singleton: the list page opens the one row, created with defaults."""
 
     form = SharingPolicyForm
-    fields = ("default_lifetime", "max_lifetime")
+    fields = ("default_lifetime", "max_lifetime", "reminder_lead")
 
     def changelist_view(self, request, extra_context=None):
         if not self.has_view_or_change_permission(request):

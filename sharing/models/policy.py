@@ -24,6 +24,13 @@ class SharingPolicy(models.Model):
         validators=[MinValueValidator(timedelta(seconds=1))],
         help_text="Longest lifetime a share may be given, at creation or renewal.",
     )
+    reminder_lead = models.DurationField(
+        default=timedelta(hours=24),
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(timedelta(0))],
+        help_text="How long before expiry owners are emailed a reminder; empty or 0 sends none.",
+    )
 
     class Meta:
         verbose_name = "sharing policy"
@@ -45,6 +52,10 @@ class SharingPolicy(models.Model):
     def clean(self):
         if self.default_lifetime and self.max_lifetime and self.default_lifetime > self.max_lifetime:
             raise ValidationError({"default_lifetime": "The default lifetime cannot exceed the maximum lifetime."})
+
+    @property
+    def reminders_on(self) -> bool:
+        return bool(self.reminder_lead) and self.reminder_lead > timedelta(0)
 
     @classmethod
     def current(cls) -> "SharingPolicy":
