@@ -85,8 +85,8 @@ class ReminderSchedule:
         lead: Callable[[], timedelta | None] | None = None,
         batch: int = REMINDER_BATCH,
     ):
-        self.send = send or _send_by_mail
-        self.read_lead = lead or _policy_lead
+        self.send = send if send is not None else _send_by_mail
+        self.read_lead = lead if lead is not None else _policy_lead
         self.batch = batch
         self.lead: timedelta | None = None  # as of the last refresh or claim
         self.window_end = float("-inf")

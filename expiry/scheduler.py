@@ -114,7 +114,7 @@ class ExpiryScheduler:
         self.coalesce = coalesce
         self.stats = ExpiryStats()
         # Each share's second deadline (its reminder), fed by the same refresh and pick-up.
-        self.reminders = reminders or NoReminders()
+        self.reminders = reminders if reminders is not None else NoReminders()
         self._chunk = FIRST_CHUNK
 
         self._heap: list[tuple[float, int]] = []
