@@ -15,6 +15,7 @@ UPDATE per share (notices.claims.claim_reminder): a share renewed past it is
 not due yet, one unshared, expired, opted out or already reminded (by
 another daemon) is not owed one. Several daemons may hold the same entry
 (PostgreSQL: they all run); the claim's row count says which one sends.
+A deadline picked up after its reminder time is not scheduled (PICKUP_SLACK).
 What the claim refused is read again and rescheduled when its reminder time
 moved (renewal, a shorter lead). A claimed reminder goes to the mail worker
 thread (notices.worker): sending never holds up an expiry.
@@ -23,6 +24,7 @@ thread (notices.worker): sending never holds up an expiry.
 import heapq
 import logging
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -35,6 +37,12 @@ logger = logging.getLogger("expiry")
 
 # Claims per step (~0.2 ms each): the daemon looks at due expiries between steps.
 REMINDER_BATCH = 50
+# A deadline picked up (or announced) whose reminder time passed more than
+# this long ago is not scheduled: the share was written after its reminder
+# time, so it owes none (notices.claims.reminder_owed), and every share
+# created with a lifetime under the lead would otherwise cost a refused claim.
+# Pick-ups arrive well within this of the write; the window load is the backstop.
+PICKUP_SLACK = 10.0
 
 
 @dataclass
@@ -84,7 +92,9 @@ class ReminderSchedule:
         *,
         lead: Callable[[], timedelta | None] | None = None,
         batch: int = REMINDER_BATCH,
+        clock: Callable[[], float] | None = None,
     ):
+        self.clock = clock or time.time  # looked up now, so freezegun can stand in
         self.send = send if send is not None else _send_by_mail
         self.read_lead = lead if lead is not None else _policy_lead
         self.batch = batch
@@ -122,14 +132,16 @@ class ReminderSchedule:
         """A share's (new) deadline, from a pick-up or a re-read: its
         reminder follows it. Whether one is owed at all is the claim's to say."""
         lead = self._lead_seconds
-        return lead is not None and self._push(share_id, expires_at - lead)
+        if lead is None or expires_at - lead < self.clock() - PICKUP_SLACK:
+            return False
+        return self._push(share_id, expires_at - lead)
 
     def notice(self, share_id: int, expires_at: float) -> bool:
         """A deadline announced by another process: never later than an
         entry already held (notices may arrive out of order; the earlier
         entry is re-validated by its claim, and the pick-up read follows)."""
         lead = self._lead_seconds
-        if lead is None:
+        if lead is None or expires_at - lead < self.clock() - PICKUP_SLACK:
             return False
         current = self._scheduled.get(share_id)
         if current is not None and current <= expires_at - lead:

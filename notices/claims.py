@@ -23,13 +23,15 @@ def lead_is_on(lead: timedelta | None) -> bool:
 
 def reminder_owed(lead: timedelta) -> Q:
     """Active shares that owe their owner a reminder for their current
-    deadline. One created less than `lead` before its deadline owes none:
-    its owner chose that deadline just now."""
+    deadline. One the owner created or changed (updated_at) less than `lead`
+    before its deadline owes none: they were there after the reminder time,
+    so they know (a 1-hour link gets no "expires in 24 hours" reminder, nor
+    does a link just shortened to 2 hours). Claims do not touch updated_at."""
     return Q(
         status=Share.Status.ACTIVE,
         remind_before_expiry=True,
         reminder_sent_at__isnull=True,
-        expires_at__gt=F("created_at") + lead,
+        expires_at__gt=F("updated_at") + lead,
     )
 
 

@@ -206,14 +206,28 @@ def test_a_renewal_after_the_reminder_gets_its_own_and_a_shortening_does_not(fro
     run_until(frozen, scheduler, HOUR)
     assert sent == [share.pk]
 
-    share.set_expiry(timezone.now() + timedelta(minutes=30))  # shortened, inside the lead
+    share.set_expiry(timezone.now() + timedelta(minutes=30))  # shortened: set inside the lead
     scheduler.pick_up()
-    assert Share.objects.get(pk=share.pk).reminder_sent_at is not None
+    run_until(frozen, scheduler, 20 * 60)
+    assert sent == [share.pk]
     share.set_expiry(timezone.now() + timedelta(hours=3))  # renewed past a new reminder time
     scheduler.pick_up()
     assert Share.objects.get(pk=share.pk).reminder_sent_at is None
     run_until(frozen, scheduler, 2 * HOUR)
     assert sent == [share.pk, share.pk]
+
+
+def test_a_share_picked_up_after_its_reminder_time_is_not_scheduled(frozen, lead, share_in):
+    """A 1-hour link with a 24-hour lead owes no reminder: no entry, no claim."""
+    lead(timedelta(hours=24))
+    sent = Sent()
+    scheduler = make_scheduler(sent)
+    share = share_in(HOUR)
+    assert scheduler.pick_up() == 1  # its expiry is scheduled
+    assert scheduler.reminders.scheduled_time(share.pk) is None
+    run_until(frozen, scheduler, HOUR)
+    assert scheduler.reminders.stats.refused == 0
+    assert sent == []
 
 
 def test_a_due_expiry_goes_before_a_due_reminder(frozen, lead, share_in):

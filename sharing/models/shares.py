@@ -23,7 +23,6 @@ from django.utils import timezone
 from sharing.models.downloads import MAX_FREE_RESUMES, RESUME_GRACE, Download, resume_slack
 from sharing.models.events import ShareEvent, Visitor, change_events, download_events, expiry_events
 from sharing.models.files import StoredFile
-from sharing.models.policy import SharingPolicy
 from sharing.signals import share_downloaded, share_schedule_changed
 
 # "Leave as it is" for optional arguments where None means something (no limit).
@@ -274,8 +273,9 @@ class Share(models.Model):
         already passed by the time the lock was ours. A limit below the
         downloads already counted raises ValidationError; a limit equal to
         them ends the share (download_limit) in the same UPDATE. An empty
-        password removes it. A new deadline whose reminder time (the policy's
-        reminder lead before it) is still ahead gets a reminder of its own.
+        password removes it. A new deadline gets an expiry reminder of its
+        own (none if it is less than the reminder lead ahead, see
+        notices.claims).
         """
         values = {}
         if password is not KEEP:
@@ -286,19 +286,13 @@ class Share(models.Model):
         ):
             if value is not KEEP:
                 values[name] = bool(value)
-        # Read before the lock: the policy is not what this change decides on.
-        lead = SharingPolicy.current().reminder_lead if expires_at is not None else None
         with transaction.atomic():
             now = locked_now(Share.objects.filter(pk=self.pk))
             if expires_at is not None:
                 if expires_at <= now:
                     return False
                 values["expires_at"] = expires_at
-                if not lead or expires_at - lead > now:
-                    # Reminded for the old deadline (or not yet): the new one
-                    # is reminded in its turn. One already inside the lead
-                    # keeps its state, so shortening never sends a second one.
-                    values["reminder_sent_at"] = None
+                values["reminder_sent_at"] = None  # reminders are per deadline
             # Read under the lock: what the UPDATE below changes it from.
             before = Share.objects.filter(pk=self.pk).values(*_CHANGEABLE).first()
             shares = Share.objects.servable(now).filter(pk=self.pk)
