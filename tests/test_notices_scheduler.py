@@ -275,3 +275,12 @@ def test_an_owner_without_an_address_is_skipped(frozen, lead, share_in, alice, c
     assert mail.outbox == []
     assert Share.objects.get(pk=share.pk).reminder_sent_at is not None  # claimed: not retried
     assert "has no email address" in caplog.text
+
+
+@pytest.mark.django_db
+def test_a_negative_lead_is_refused():
+    from django.core.exceptions import ValidationError
+
+    policy = SharingPolicy(reminder_lead=timedelta(hours=-1))
+    with pytest.raises(ValidationError, match="reminder_lead"):
+        policy.full_clean()

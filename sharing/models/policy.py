@@ -53,10 +53,6 @@ class SharingPolicy(models.Model):
         if self.default_lifetime and self.max_lifetime and self.default_lifetime > self.max_lifetime:
             raise ValidationError({"default_lifetime": "The default lifetime cannot exceed the maximum lifetime."})
 
-    @property
-    def reminders_on(self) -> bool:
-        return bool(self.reminder_lead) and self.reminder_lead > timedelta(0)
-
     @classmethod
     def current(cls) -> "SharingPolicy":
         return cls.objects.filter(pk=cls.SINGLETON_ID).first() or cls(pk=cls.SINGLETON_ID)

@@ -130,7 +130,7 @@ class Share(models.Model):
         default=True, db_default=True, help_text="Email the owner the policy's reminder lead before the link expires."
     )
     first_download_notified_at = models.DateTimeField(null=True, blank=True, editable=False)
-    # Per deadline: a renewal whose reminder time is still ahead clears it.
+    # Per deadline: a renewal clears it.
     reminder_sent_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     objects = ShareQuerySet.as_manager()
