@@ -39,6 +39,7 @@ from datetime import timedelta
 from django.db import DataError
 
 from expiry.notify import valid_deadline
+from expiry.reminders import NoReminders
 from expiry.store import ShareDeadline, ShareStore
 
 logger = logging.getLogger("expiry")
@@ -98,6 +99,7 @@ class ExpiryScheduler:
         pickup_interval: float = 0.05,
         batch_size: int | None = None,
         coalesce: float = 0.0,
+        reminders=None,
     ):
         self.store = store
         self.clock = clock or time.time  # looked up now, so freezegun can stand in
@@ -111,6 +113,8 @@ class ExpiryScheduler:
         # statement. A lone share is never delayed.
         self.coalesce = coalesce
         self.stats = ExpiryStats()
+        # Each share's second deadline (its reminder), fed by the same refresh and pick-up.
+        self.reminders = reminders if reminders is not None else NoReminders()
         self._chunk = FIRST_CHUNK
 
         self._heap: list[tuple[float, int]] = []
@@ -132,6 +136,7 @@ class ExpiryScheduler:
         self.caught_up = False
         self.next_refresh = self.window_end = self.next_pickup = float("-inf")
         self._watermark = None
+        self.reminders.reset()
         if self.watcher is not None:
             self.watcher.take_notices()
 
@@ -155,6 +160,7 @@ class ExpiryScheduler:
             # every batch it joins. Only a forged notice can bring either.
             logger.warning("refused to schedule share %r at %r", share_id, expires_at)
             return False
+        self.reminders.schedule(share_id, expires_at)
         self._real_deadline.pop(share_id, None)
         if expires_at >= self.window_end:
             self._scheduled.pop(share_id, None)
@@ -169,6 +175,7 @@ class ExpiryScheduler:
         """Schedule a share another process announced; never later than an
         entry it already has (the earlier entry is re-validated by the
         database when it falls due and then follows the real deadline)."""
+        self.reminders.notice(share_id, expires_at)
         current = self._scheduled.get(share_id)
         if current is not None and current <= expires_at:
             return False
@@ -180,6 +187,7 @@ class ExpiryScheduler:
         deadline = self.next_refresh
         if self._heap:
             deadline = min(deadline, self._wake_time())
+        deadline = min(deadline, self.reminders.next_time())
         if self.watcher is not None:
             if self.watcher.wants_pickup:
                 return 0.0
@@ -208,6 +216,9 @@ class ExpiryScheduler:
                 pushed = sum(self.notice(share_id, expires_at) for share_id, expires_at in notices)
                 self.stats.pickups += pushed
                 return True
+        if self.reminders.has_due(now):  # expiries first, reminders when none is due
+            self.reminders.run_due(now)
+            return True
         if now >= self.next_refresh:
             self.refresh(now)
             return True
@@ -264,6 +275,7 @@ class ExpiryScheduler:
         self.window_end = self.next_refresh + WINDOW_OVERLAP
         deadlines = self.store.load_window(self.window_end)
         pushed = self._schedule_many(deadlines)
+        self.reminders.refresh(now, self.window_end)
         self.stats.refreshes += 1
         logger.info(
             "refresh: %d shares due in the next %.3f s (%d new), heap %d, next refresh in %.3f s",

@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "links",
     "web",
     "expiry",
+    "notices",
 ]
 
 MIDDLEWARE = [
@@ -266,6 +267,27 @@ EXPIRY_SWEEP_INTERVAL = envfloat("EXPIRY_SWEEP_INTERVAL", 5.0)
 if not (EXPIRY_PURGE_INTERVAL > 0 and EXPIRY_SWEEP_INTERVAL > 0):
     raise ImproperlyConfigured("EXPIRY_PURGE_INTERVAL and EXPIRY_SWEEP_INTERVAL must be more than 0 seconds.")
 
+# --- Email ------------------------------------------------------------------
+# Notices to share owners (first download, expiry reminder; docs/deployment.md,
+# Email). The console backend prints them; SMTP sends them for real.
+EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
+EMAIL_PORT = envint("EMAIL_PORT", 25, minimum=1)
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = envbool("EMAIL_USE_TLS", False)
+EMAIL_USE_SSL = envbool("EMAIL_USE_SSL", False)
+if EMAIL_USE_TLS and EMAIL_USE_SSL:
+    raise ImproperlyConfigured("Set EMAIL_USE_TLS (STARTTLS) or EMAIL_USE_SSL (implicit TLS), not both.")
+# Seconds an SMTP connection may block the mail thread.
+EMAIL_TIMEOUT = envfloat("EMAIL_TIMEOUT", 30.0)
+# The file backend's folder (django.core.mail.backends.filebased.EmailBackend).
+EMAIL_FILE_PATH = os.environ.get("EMAIL_FILE_PATH", str(BASE_DIR / "var" / "mail"))
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "microcloud@localhost")
+# Where the service is reached, for the link in notices (e.g. https://files.example.com);
+# empty: the notices name no address.
+SITE_URL = os.environ.get("SITE_URL", "")
+
 # --- Logging --------------------------------------------------------------
 LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO").upper()
 LOGGING = {
@@ -287,6 +309,7 @@ LOGGING = {
         "sharing": {"level": LOG_LEVEL},
         "links": {"level": LOG_LEVEL},
         "expiry": {"level": LOG_LEVEL},
+        "notices": {"level": LOG_LEVEL},
         "django": {"level": "WARNING"},
         # Also on the loggers that write request paths, so every handler
         # (an admin's own, a test's) gets the redacted message.

@@ -414,7 +414,7 @@ class StoredFileAdmin(admin.ModelAdmin):
 class SharingPolicyForm(forms.ModelForm):
     class Meta:
         model = SharingPolicy
-        fields = ["default_lifetime", "max_lifetime", "ended_retention"]
+        fields = ["default_lifetime", "max_lifetime", "ended_retention", "reminder_lead"]
 
     FORMAT_HINT = " Format: “days hh:mm:ss”, e.g. “7 00:00:00” for seven days or “01:30:00” for 90 minutes."
 
@@ -429,7 +429,7 @@ class SharingPolicyAdmin(admin.ModelAdmin):
     """A singleton: the list page opens the one row, created with defaults."""
 
     form = SharingPolicyForm
-    fields = ("default_lifetime", "max_lifetime", "ended_retention")
+    fields = ("default_lifetime", "max_lifetime", "ended_retention", "reminder_lead")
 
     def changelist_view(self, request, extra_context=None):
         if not self.has_view_or_change_permission(request):

@@ -160,6 +160,19 @@ class LinkRulesSerializer(serializers.Serializer):
     )
 
 
+class NoticeSettingsSerializer(serializers.Serializer):
+    """Which emails the owner gets about a link (see docs/api.md, Email)."""
+
+    notify_first_download = serializers.BooleanField(
+        required=False, help_text="Email the owner when the link is first downloaded (default false)."
+    )
+    remind_before_expiry = serializers.BooleanField(
+        required=False,
+        help_text="Email the owner a reminder the policy's reminder lead (24 hours by default) before expiry "
+        "(default true).",
+    )
+
+
 class OwnFileField(serializers.PrimaryKeyRelatedField):
     """A file id, looked up among the requesting user's files only.
 
@@ -179,7 +192,7 @@ def refuse_unknown_fields(serializer: serializers.Serializer, message: str) -> N
         raise serializers.ValidationError(dict.fromkeys(extra, message))
 
 
-class ShareCreateSerializer(ExpiryInputSerializer, LinkRulesSerializer):
+class ShareCreateSerializer(ExpiryInputSerializer, LinkRulesSerializer, NoticeSettingsSerializer):
     file = OwnFileField(queryset=StoredFile.objects.all(), help_text="Id of one of your files.")
 
     def validate(self, attrs):
@@ -194,13 +207,15 @@ class ShareCreateSerializer(ExpiryInputSerializer, LinkRulesSerializer):
             expires_at=validated_data["deadline"],
             max_downloads=validated_data.get("max_downloads"),
             password=validated_data.get("password", ""),
+            notify_first_download=validated_data.get("notify_first_download", False),
+            remind_before_expiry=validated_data.get("remind_before_expiry", True),
         )
 
     def to_representation(self, instance):
         return ShareSerializer(instance, context=self.context).data
 
 
-class ShareUpdateSerializer(ExpiryInputSerializer, LinkRulesSerializer):
+class ShareUpdateSerializer(ExpiryInputSerializer, LinkRulesSerializer, NoticeSettingsSerializer):
     """Change a live share: its deadline (expires_in or expires_at), its
     download limit, its password, or several at once."""
 
@@ -221,6 +236,8 @@ class ShareUpdateSerializer(ExpiryInputSerializer, LinkRulesSerializer):
             "expires_at": data.get("deadline"),
             "max_downloads": data.get("max_downloads", KEEP),
             "password": data.get("password", KEEP),
+            "notify_first_download": data.get("notify_first_download", KEEP),
+            "remind_before_expiry": data.get("remind_before_expiry", KEEP),
         }
 
 
@@ -267,6 +284,8 @@ class ShareSerializer(serializers.ModelSerializer):
             "downloads_left",
             "has_password",
             "lateness_ms",
+            "notify_first_download",
+            "remind_before_expiry",
         ]
         read_only_fields = fields
 

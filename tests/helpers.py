@@ -36,6 +36,8 @@ SHARE_FIELDS = [
     "downloads_left",
     "has_password",
     "lateness_ms",
+    "notify_first_download",
+    "remind_before_expiry",
 ]
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 

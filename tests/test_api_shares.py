@@ -63,6 +63,8 @@ def test_create_with_expires_in(alice_client, alice_file, clock):
         "downloads_left": None,
         "has_password": False,
         "lateness_ms": None,
+        "notify_first_download": False,
+        "remind_before_expiry": True,
     }
     assert len(share.token) >= 22  # at least 128 random bits, URL-safe base64
     assert share.expires_at == T0 + timedelta(hours=1)
@@ -408,7 +410,10 @@ def test_patch_with_neither_field_is_400(alice_client, alice_file):
 
     assert response.status_code == 400
     assert response.json() == {
-        "non_field_errors": ["Give at least one of expires_in, expires_at, max_downloads, password."]
+        "non_field_errors": [
+            "Give at least one of expires_in, expires_at, max_downloads, password, "
+            "notify_first_download, remind_before_expiry."
+        ]
     }
 
 
@@ -462,7 +467,10 @@ def test_patch_of_other_fields_is_400(alice_client, alice_file, body):
     assert response.status_code == 400
     field = next(name for name in body if name != "expires_in")
     assert response.json() == {
-        field: ["This field cannot be changed; send only expires_in, expires_at, max_downloads, password."]
+        field: [
+            "This field cannot be changed; send only expires_in, expires_at, max_downloads, password, "
+            "notify_first_download, remind_before_expiry."
+        ]
     }
     share.refresh_from_db()
     assert (share.token, share.expires_at, share.status, share.file_id) == before

@@ -31,6 +31,13 @@ class SharingPolicy(models.Model):
         validators=[MinValueValidator(timedelta(seconds=1))],
         help_text="How long an ended share (and its history) is kept before the expiry daemon purges it.",
     )
+    reminder_lead = models.DurationField(
+        default=timedelta(hours=24),
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(timedelta(0))],
+        help_text="How long before expiry owners are emailed a reminder; empty or 0 sends none.",
+    )
 
     class Meta:
         verbose_name = "sharing policy"

@@ -23,7 +23,7 @@ from django.utils import timezone
 from sharing.models.downloads import MAX_FREE_RESUMES, RESUME_GRACE, Download, resume_slack
 from sharing.models.events import ShareEvent, Visitor, change_events, download_events, expiry_events
 from sharing.models.files import StoredFile
-from sharing.signals import share_schedule_changed
+from sharing.signals import share_downloaded, share_schedule_changed
 
 # "Leave as it is" for optional arguments where None means something (no limit).
 KEEP = object()
@@ -123,6 +123,18 @@ class Share(models.Model):
     )
     # A Django password hash (never the password); "" when the link has none.
     password_hash = models.CharField(max_length=255, blank=True, default="", editable=False)
+    # Email notices to the owner (the notices app sends them; each is claimed
+    # once with a conditional UPDATE of its *_at column, see notices.claims).
+    # db_default too: rows inserted outside Django (bench/db.py) get the same.
+    notify_first_download = models.BooleanField(
+        default=False, db_default=False, help_text="Email the owner when the link is first downloaded."
+    )
+    remind_before_expiry = models.BooleanField(
+        default=True, db_default=True, help_text="Email the owner the policy's reminder lead before the link expires."
+    )
+    first_download_notified_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # Per deadline: a renewal clears it.
+    reminder_sent_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     objects = ShareQuerySet.as_manager()
 
@@ -207,7 +219,14 @@ class Share(models.Model):
 
     @classmethod
     def create_for(
-        cls, *, file: StoredFile, expires_at: datetime, max_downloads: int | None = None, password: str = ""
+        cls,
+        *,
+        file: StoredFile,
+        expires_at: datetime,
+        max_downloads: int | None = None,
+        password: str = "",
+        notify_first_download: bool = False,
+        remind_before_expiry: bool = True,
     ) -> "Share":
         # Hashing takes ~0.3 s by design: never while holding the write lock.
         password_hash = hashers.make_password(password) if password else ""
@@ -223,6 +242,8 @@ class Share(models.Model):
                 expires_at=expires_at,
                 max_downloads=max_downloads,
                 password_hash=password_hash,
+                notify_first_download=notify_first_download,
+                remind_before_expiry=remind_before_expiry,
                 created_at=now,
                 updated_at=now,
             )
@@ -240,7 +261,15 @@ class Share(models.Model):
         """Renew or shorten an active share that has not expired yet (see change)."""
         return self.change(expires_at=expires_at)
 
-    def change(self, *, expires_at: datetime | None = None, max_downloads=KEEP, password=KEEP) -> bool:
+    def change(
+        self,
+        *,
+        expires_at: datetime | None = None,
+        max_downloads=KEEP,
+        password=KEEP,
+        notify_first_download=KEEP,
+        remind_before_expiry=KEEP,
+    ) -> bool:
         """Change a live share's deadline, download limit or password, or none.
 
         Return False (and change nothing) when the share is no longer active,
@@ -249,17 +278,26 @@ class Share(models.Model):
         already passed by the time the lock was ours. A limit below the
         downloads already counted raises ValidationError; a limit equal to
         them ends the share (download_limit) in the same UPDATE. An empty
-        password removes it.
+        password removes it. A new deadline gets an expiry reminder of its
+        own (none if it is less than the reminder lead ahead, see
+        notices.claims).
         """
         values = {}
         if password is not KEEP:
             values["password_hash"] = hashers.make_password(password) if password else ""
+        for name, value in (
+            ("notify_first_download", notify_first_download),
+            ("remind_before_expiry", remind_before_expiry),
+        ):
+            if value is not KEEP:
+                values[name] = bool(value)
         with transaction.atomic():
             now = locked_now(Share.objects.filter(pk=self.pk))
             if expires_at is not None:
                 if expires_at <= now:
                     return False
                 values["expires_at"] = expires_at
+                values["reminder_sent_at"] = None  # reminders are per deadline
             # Read under the lock: what the UPDATE below changes it from.
             before = Share.objects.filter(pk=self.pk).values(*_CHANGEABLE).first()
             shares = Share.objects.servable(now).filter(pk=self.pk)
@@ -344,6 +382,10 @@ class Share(models.Model):
                     # (links.downloads, which never offloads an ephemeral
                     # file), so deleting the bytes does not cut it.
                     _reap_later(self.file_id)
+                if self.notify_first_download and self.first_download_notified_at is None:
+                    # The notices app claims and sends it after the commit;
+                    # the claim (not this instance's view) decides.
+                    transaction.on_commit(partial(share_downloaded.send, sender=Share, share_id=self.pk))
         return row is not None
 
     def start_download(self, *, first_byte: int, end: int, visitor: Visitor | None = None) -> "Download | None":

@@ -12,9 +12,11 @@ from expiry.daemon import ExpiryDaemon
 from expiry.housekeeping import Housekeeper
 from expiry.idlog import ExpiredIdLog
 from expiry.lease import LeaseKeeper
+from expiry.reminders import ReminderSchedule
 from expiry.scheduler import ExpiryScheduler
 from expiry.store import ShareStore
 from expiry.watchers import watcher_for
+from notices.worker import default_worker
 
 logger = logging.getLogger("expiry")
 
@@ -138,6 +140,8 @@ class Command(BaseCommand):
             watcher=watcher_for(),
             pickup_interval=pickup_interval,
             coalesce=coalesce,
+            # Not for --once: a cron run expires what is due and leaves.
+            reminders=None if once else ReminderSchedule(),
         )
         if once:
             expired = scheduler.catch_up()
@@ -175,6 +179,8 @@ class Command(BaseCommand):
             signal.pthread_sigmask(signal.SIG_UNBLOCK, stop_signals)
         daemon.join()
         housekeeper.disconnect()
+        # Reminders claimed but not sent yet go out now (or are logged as lost).
+        default_worker().close(timeout=10)
         stats = scheduler.stats
         logger.info(
             "runexpiry stopped after %.1f s: %d shares expired in %d batches (worst lateness %.3f ms, "

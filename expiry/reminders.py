@@ -1,0 +1,216 @@
+"""Expiry reminders: the daemon's second deadline per share.
+
+A share that asks for a reminder (remind_before_expiry, the default) is
+reminded at expires_at - lead, the sharing policy's reminder_lead (24 hours
+by default; empty or 0 turns reminders off). The expiry scheduler keeps
+these reminder times in a heap of their own beside its expiry heap, for the
+same window, and feeds them from the same sources: its window refresh (plus
+one query here for the shares whose reminder, not deadline, falls in the
+window), its pick-up of rows written by others and their notices. The
+expiry heap and its batches are untouched: a reminder step runs only when no
+expiry is due, does at most REMINDER_BATCH claims, and never sends mail.
+
+When a reminder time falls due the database decides, with one conditional
+UPDATE per share (notices.claims.claim_reminder): a share renewed past it is
+not due yet, one unshared, expired, opted out or already reminded (by
+another daemon) is not owed one. Several daemons may hold the same entry
+(PostgreSQL: they all run); the claim's row count says which one sends.
+A deadline picked up after its reminder time is not scheduled (PICKUP_SLACK).
+What the claim refused is read again and rescheduled when its reminder time
+moved (renewal, a shorter lead). A claimed reminder goes to the mail worker
+thread (notices.worker): sending never holds up an expiry.
+"""
+
+import heapq
+import logging
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+
+from expiry.notify import valid_deadline
+from expiry.store import to_datetime
+from notices.claims import claim_reminder, lead_is_on, reminder_times
+
+logger = logging.getLogger("expiry")
+
+# Claims per step (~0.2 ms each): the daemon looks at due expiries between steps.
+REMINDER_BATCH = 50
+# A deadline picked up (or announced) whose reminder time passed more than
+# this long ago is not scheduled: the share was written after its reminder
+# time, so it owes none (notices.claims.reminder_owed), and every share
+# created with a lifetime under the lead would otherwise cost a refused claim.
+# Pick-ups arrive well within this of the write; the window load is the backstop.
+PICKUP_SLACK = 10.0
+
+
+@dataclass
+class ReminderStats:
+    claimed: int = 0
+    refused: int = 0
+
+
+def _policy_lead() -> timedelta | None:
+    from sharing.models import SharingPolicy
+
+    return SharingPolicy.current().reminder_lead
+
+
+def _send_by_mail(share_id: int) -> None:
+    from notices.mail import send_reminder
+    from notices.worker import default_worker
+
+    default_worker().submit(send_reminder, share_id)
+
+
+class NoReminders:
+    """No reminders (runexpiry --once, tests of the expiry alone)."""
+
+    def reset(self) -> None:
+        pass
+
+    def refresh(self, now: float, window_end: float) -> int:
+        return 0
+
+    def schedule(self, share_id: int, expires_at: float) -> bool:
+        return False
+
+    notice = schedule
+
+    def next_time(self) -> float:
+        return math.inf
+
+    def has_due(self, now: float) -> bool:
+        return False
+
+
+class ReminderSchedule:
+    def __init__(
+        self,
+        send: Callable[[int], None] | None = None,
+        *,
+        lead: Callable[[], timedelta | None] | None = None,
+        batch: int = REMINDER_BATCH,
+        clock: Callable[[], float] | None = None,
+    ):
+        self.clock = clock or time.time  # looked up now, so freezegun can stand in
+        self.send = send if send is not None else _send_by_mail
+        self.read_lead = lead if lead is not None else _policy_lead
+        self.batch = batch
+        self.lead: timedelta | None = None  # as of the last refresh or claim
+        self.window_end = float("-inf")
+        self.stats = ReminderStats()
+        self._heap: list[tuple[float, int]] = []
+        self._scheduled: dict[int, float] = {}
+
+    def reset(self) -> None:
+        self._heap.clear()
+        self._scheduled.clear()
+        self.window_end = float("-inf")
+
+    def __len__(self) -> int:
+        return len(self._scheduled)
+
+    def scheduled_time(self, share_id: int) -> float | None:
+        return self._scheduled.get(share_id)
+
+    @property
+    def _lead_seconds(self) -> float | None:
+        return self.lead.total_seconds() if lead_is_on(self.lead) else None
+
+    # --- feeding -------------------------------------------------------------
+
+    def refresh(self, now: float, window_end: float) -> int:
+        """Load the reminders due before `window_end` (the expiry window's end)."""
+        self.lead = self.read_lead()
+        self.window_end = window_end
+        rows = reminder_times(to_datetime(now), self.lead, until=to_datetime(window_end))
+        return sum(self._push(share_id, remind_at) for share_id, remind_at in rows)
+
+    def schedule(self, share_id: int, expires_at: float) -> bool:
+        """A share's (new) deadline, from a pick-up or a re-read: its
+        reminder follows it. Whether one is owed at all is the claim's to say."""
+        lead = self._lead_seconds
+        if lead is None or expires_at - lead < self.clock() - PICKUP_SLACK:
+            return False
+        return self._push(share_id, expires_at - lead)
+
+    def notice(self, share_id: int, expires_at: float) -> bool:
+        """A deadline announced by another process: never later than an
+        entry already held (notices may arrive out of order; the earlier
+        entry is re-validated by its claim, and the pick-up read follows)."""
+        lead = self._lead_seconds
+        if lead is None or expires_at - lead < self.clock() - PICKUP_SLACK:
+            return False
+        current = self._scheduled.get(share_id)
+        if current is not None and current <= expires_at - lead:
+            return False
+        return self._push(share_id, expires_at - lead)
+
+    def _push(self, share_id: int, remind_at: float) -> bool:
+        if not valid_deadline(share_id, max(remind_at, 0.0)):  # a forged notice
+            return False
+        if remind_at >= self.window_end:
+            self._scheduled.pop(share_id, None)  # the refresh that covers it loads it
+            return False
+        if self._scheduled.get(share_id) == remind_at:
+            return False
+        self._scheduled[share_id] = remind_at
+        heapq.heappush(self._heap, (remind_at, share_id))
+        return True
+
+    # --- work ----------------------------------------------------------------
+
+    def next_time(self) -> float:
+        return self._heap[0][0] if self._heap else math.inf
+
+    def has_due(self, now: float) -> bool:
+        return bool(self._heap) and self._heap[0][0] <= now
+
+    def run_due(self, now: float) -> int:
+        """Claim up to `batch` due reminders and hand the claimed ones to
+        `send`; return how many were claimed."""
+        lead = self.read_lead()
+        if lead != self.lead:
+            # The policy changed: every reminder time moved. Reload the window.
+            logger.info("reminder lead changed from %s to %s: reloading reminders", self.lead, lead)
+            window_end = self.window_end
+            self.reset()
+            self.refresh(now, window_end)
+            return 0
+        due = self._pop_due(now)
+        stamp = to_datetime(now)
+        claimed, refused = 0, []
+        try:
+            while due:
+                share_id = due[-1]
+                if claim_reminder(share_id, stamp, lead):
+                    claimed += 1
+                    logger.info("reminder for share %s claimed", share_id)
+                    self.send(share_id)
+                else:
+                    refused.append(share_id)
+                due.pop()
+        except BaseException:
+            for share_id in due:  # not claimed: no reminder is lost
+                self._push(share_id, now)
+            raise
+        self.stats.claimed += claimed
+        if refused:
+            self.stats.refused += len(refused)
+            # Renewed since (or the lead shrank): follow the new reminder time.
+            for share_id, remind_at in reminder_times(stamp, lead, share_ids=refused):
+                if remind_at > now:
+                    self._push(share_id, remind_at)
+        return claimed
+
+    def _pop_due(self, now: float) -> list[int]:
+        due, heap, scheduled = [], self._heap, self._scheduled
+        while heap and heap[0][0] <= now and len(due) < self.batch:
+            remind_at, share_id = heapq.heappop(heap)
+            if scheduled.get(share_id) == remind_at:
+                del scheduled[share_id]
+                due.append(share_id)
+        due.reverse()  # claimed from the end: earliest first
+        return due

@@ -1,0 +1,76 @@
+"""The email notices themselves: who gets them, what they say, how they go.
+
+Messages are plain-text Django templates (templates/notices/), sent with
+Django's email framework to the share owner's User.email through
+EMAIL_BACKEND (the console by default; SMTP configured from the environment,
+see settings). An owner without an address is skipped and logged. Every
+function here runs on the mail worker thread (notices.worker), after the
+notice's claim has committed.
+"""
+
+import logging
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.mail import send_mail
+from django.template.loader import render_to_string
+from django.utils import timezone
+
+from notices.claims import claim_first_download
+from sharing.models import Share
+
+logger = logging.getLogger("notices")
+
+
+def send_reminder(share_id: int) -> bool:
+    """Send the (claimed) expiry reminder of `share_id`; return whether it went."""
+    return _send(share_id, "reminder")
+
+
+def notify_first_download(share_id: int) -> bool:
+    """Claim the first-download notice of `share_id` and send it if this
+    call claimed it; return whether a message went."""
+    if not claim_first_download(share_id, timezone.now()):
+        return False
+    return _send(share_id, "first_download")
+
+
+def time_left(left: timedelta) -> str:
+    """About how long is left, in the largest unit that fits (a reminder
+    sent a little after its time still says "24 hours", not "1439 minutes")."""
+    seconds = max(left.total_seconds(), 0)
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= size * 2 or (unit == "hour" and seconds >= size):
+            count = round(seconds / size)
+            return f"{count} {unit}{'s' if count != 1 else ''}"
+    count = max(1, round(seconds / 60))
+    return f"{count} minute{'s' if count != 1 else ''}"
+
+
+def _send(share_id: int, kind: str) -> bool:
+    share = Share.objects.select_related("owner", "file").filter(pk=share_id).first()
+    if share is None:
+        logger.info("%s notice for share %s skipped: the share is gone", kind, share_id)
+        return False
+    address = share.owner.email
+    if not address:
+        logger.info("%s notice for share %s skipped: %s has no email address", kind, share_id, share.owner)
+        return False
+    context = {
+        "share": share,
+        "owner": share.owner,
+        "file_name": share.file.name if share.file_id else "a deleted file",
+        "time_left": time_left(share.expires_at - timezone.now()),
+        "site_url": settings.SITE_URL.rstrip("/"),
+    }
+    # One line: a file name is the owner's own text, never a header break.
+    subject = " ".join(render_to_string(f"notices/{kind}_subject.txt", context).split())
+    body = render_to_string(f"notices/{kind}.txt", context)
+    try:
+        send_mail(subject, body, None, [address])
+    except Exception:
+        # At most once: the claim has committed, so this notice is not retried.
+        logger.exception("%s notice for share %s to %s failed", kind, share_id, address)
+        return False
+    logger.info("%s notice for share %s sent to %s", kind, share_id, address)
+    return True
