@@ -535,3 +535,12 @@ def test_the_share_page_tells_the_links_history(alice_web, shared_file):
     fresh = share_of(shared_file)
     fresh.events.all().delete()
     assert "Nothing has happened to this link yet." in alice_web.get(f"/shares/{fresh.pk}/").content.decode()
+
+
+def test_the_share_dialog_asks_about_email(alice_web, shared_file):
+    page = alice_web.get(f"/files/{shared_file.pk}/share/").content.decode()
+    assert re.search(r'<input type="checkbox" name="remind_before_expiry"[^>]*checked', page)  # on by default
+    assert not re.search(r'<input type="checkbox" name="notify_first_download"[^>]*checked', page)
+    _, share = create_share(alice_web, shared_file, notify_first_download="on")
+    assert share.notify_first_download is True
+    assert share.remind_before_expiry is False  # an unticked box is not sent

@@ -115,6 +115,12 @@ class ShareForm(ExpiryForm):
         widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
         help_text=_("Recipients must type it before they see the file. Leave empty for none."),
     )
+    notify_first_download = forms.BooleanField(
+        label=_("Email me when it is first downloaded"), required=False, initial=False
+    )
+    remind_before_expiry = forms.BooleanField(
+        label=_("Email me a reminder before it expires"), required=False, initial=True
+    )
 
 
 class MultipleFileInput(forms.ClearableFileInput):

@@ -54,6 +54,8 @@ class ShareCreateView(OwnerFormView):
                 expires_at=data["deadline"],
                 max_downloads=data.get("max_downloads"),
                 password=data.get("password") or "",
+                notify_first_download=data["notify_first_download"],
+                remind_before_expiry=data["remind_before_expiry"],
             )
         except ValidationError:
             # The deadline passed while waiting for the write lock.
