@@ -24,6 +24,11 @@ EXPECTED_OPERATIONS = {
     ("/api/shares/{id}/", "patch"),
     ("/api/shares/{id}/", "delete"),
     ("/api/shares/{id}/events/", "get"),
+    ("/api/webhooks/", "get"),
+    ("/api/webhooks/", "post"),
+    ("/api/webhooks/{id}/", "get"),
+    ("/api/webhooks/{id}/", "patch"),
+    ("/api/webhooks/{id}/", "delete"),
 }
 
 

@@ -14,6 +14,7 @@ from expiry.lease import LeaseKeeper
 from expiry.scheduler import ExpiryScheduler
 from expiry.store import ShareStore
 from expiry.watchers import watcher_for
+from webhooks.worker import WebhookThread
 
 logger = logging.getLogger("expiry")
 
@@ -47,8 +48,9 @@ class Command(BaseCommand):
         "about a millisecond of its deadline. Several may run at once: on PostgreSQL "
         "they all work (rows claimed with SKIP LOCKED, new shares announced by NOTIFY); "
         "on SQLite one holds a lease and the others stand by, taking over within about "
-        "--lease-ttl seconds if it dies. Stop it with SIGTERM or Ctrl-C: it finishes the "
-        "batch in hand, releases its lease and exits 0."
+        "--lease-ttl seconds if it dies. A second thread sends webhook deliveries (--no-webhooks "
+        "turns it off). Stop it with SIGTERM or Ctrl-C: it finishes the batch and the webhook send "
+        "in hand, releases its lease and exits 0."
     )
 
     def add_arguments(self, parser):
@@ -115,6 +117,15 @@ class Command(BaseCommand):
             ),
         )
         parser.add_argument(
+            "--no-webhooks",
+            action="store_true",
+            help=(
+                "Do not send webhook deliveries from this daemon. By default a worker thread sends them "
+                "(each delivery is claimed by one daemon; see docs/api.md, Webhooks); use this when "
+                "`manage.py runwebhooks` runs as a process of its own."
+            ),
+        )
+        parser.add_argument(
             "--log-expired-ids",
             metavar="PATH",
             help="Append '<id> <ended_at epoch>' for every share this daemon expires to PATH (for audits).",
@@ -130,7 +141,7 @@ class Command(BaseCommand):
             if id_log is not None:
                 id_log.close()
 
-    def run(self, *, once, refresh_interval, pickup_interval, coalesce, lease, lease_ttl, **options):
+    def run(self, *, once, refresh_interval, pickup_interval, coalesce, lease, lease_ttl, no_webhooks, **options):
         scheduler = ExpiryScheduler(
             ShareStore(),
             refresh_interval=refresh_interval,
@@ -146,8 +157,17 @@ class Command(BaseCommand):
         use_lease = lease == "on" or (lease == "auto" and connection.vendor == "sqlite")
         keeper = LeaseKeeper(ttl=lease_ttl) if use_lease else None
         daemon = ExpiryDaemon(scheduler, lease=keeper, checkpointer=WalCheckpointer.for_database())
+        # The webhook worker rides along (one fewer process to run); every
+        # daemon may run one, claims keep them from sending a delivery twice.
+        webhooks = None if no_webhooks else WebhookThread()
+
+        def stop(*_):
+            daemon.stop()
+            if webhooks is not None:
+                webhooks.stop()
+
         for signum in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(signum, lambda *_: daemon.stop())
+            signal.signal(signum, stop)
         started = time.monotonic()
         logger.info(
             "runexpiry started on %s (%s, pick-up every %.3f s)",
@@ -165,9 +185,14 @@ class Command(BaseCommand):
         signal.pthread_sigmask(signal.SIG_BLOCK, stop_signals)
         try:
             daemon.start()
+            if webhooks is not None:
+                webhooks.start()
         finally:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, stop_signals)
         daemon.join()
+        if webhooks is not None:
+            webhooks.stop()  # the expiry thread may have ended on its own
+            webhooks.join()
         stats = scheduler.stats
         logger.info(
             "runexpiry stopped after %.1f s: %d shares expired in %d batches (worst lateness %.3f ms, "
