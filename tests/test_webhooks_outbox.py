@@ -57,10 +57,17 @@ def test_downloads_and_limit_events_go_out_in_one_batch(alice, shared_file):
 
 def test_a_rolled_back_change_leaves_no_delivery(alice, shared_file):
     endpoint(alice, ["created"])
-    with pytest.raises(RuntimeError), transaction.atomic():
-        new_share(shared_file)
-        assert len(deliveries()) == 1  # written inside the transaction...
-        raise RuntimeError
+    seen = []
+
+    def change_then_fail():
+        with transaction.atomic():
+            new_share(shared_file)
+            seen.append(len(deliveries()))  # written inside the transaction...
+            raise RuntimeError
+
+    with pytest.raises(RuntimeError):
+        change_then_fail()
+    assert seen == [1]
     assert deliveries() == []  # ...and gone with it
     assert not Share.objects.exists()
 
