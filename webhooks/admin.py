@@ -18,7 +18,8 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
     list_filter = ["state"]
     search_fields = ["url", "owner__username"]
     fields = ["owner", "url", "events", "state", "failing_since", "created_at"]
-    readonly_fields = ["owner", "state", "failing_since", "created_at"]
+    # Read only: a URL is checked against private targets by the API, where owners change it.
+    readonly_fields = fields
     list_select_related = ["owner"]
     actions = ["reenable"]
 
