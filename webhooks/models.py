@@ -68,7 +68,8 @@ class WebhookEndpoint(models.Model):
 
 
 class WebhookDelivery(models.Model):
-    endpoint = models.ForeignKey(WebhookEndpoint, on_delete=models.CASCADE, related_name="deliveries")
+    # No single-column index: webhookdelivery_share_idx starts with endpoint.
+    endpoint = models.ForeignKey(WebhookEndpoint, on_delete=models.CASCADE, related_name="deliveries", db_index=False)
     event = models.ForeignKey(ShareEvent, on_delete=models.CASCADE, related_name="+")
     # The event's share: per-share order is kept on (endpoint, share_id).
     share_id = models.BigIntegerField()
@@ -96,12 +97,10 @@ class WebhookDelivery(models.Model):
                 condition=Q(delivered_at__isnull=True),
                 name="webhookdelivery_due_idx",
             ),
-            # Per-share order: is an older pending delivery of this share ahead?
-            models.Index(
-                fields=["endpoint", "share_id", "id"],
-                condition=Q(delivered_at__isnull=True),
-                name="webhookdelivery_share_idx",
-            ),
+            # Per-share order (is an older pending delivery of this share
+            # ahead?) and the endpoint's own lookups. Not partial: the only
+            # index starting with endpoint, so no planner picks a worse one.
+            models.Index(fields=["endpoint", "share_id", "id"], name="webhookdelivery_share_idx"),
         ]
 
     def __str__(self) -> str:

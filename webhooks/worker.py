@@ -89,9 +89,11 @@ class DeliveryWorker:
                     return None
             else:
                 pick += " FOR UPDATE OF d SKIP LOCKED"
-            # The outer WHERE repeats the claim's condition: the UPDATE decides.
+            # A scalar sub-select: evaluated once (an IN could be re-run per
+            # row), NULL when nothing is due. The outer WHERE repeats the
+            # claim's condition: the UPDATE decides.
             cursor.execute(
-                f"UPDATE {DELIVERY} SET claimed_until = %s WHERE id IN ({pick}) "
+                f"UPDATE {DELIVERY} SET claimed_until = %s WHERE id = ({pick}) "
                 f"AND delivered_at IS NULL AND (claimed_until IS NULL OR claimed_until <= %s) RETURNING id",
                 [connection.ops.adapt_datetimefield_value(until), stamp, stamp, stamp],
             )
