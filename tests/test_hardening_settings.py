@@ -40,7 +40,7 @@ def test_manage_py_works_in_a_checkout_where_make_run_wrote_the_key(tmp_path):
     # apps are links.
     shutil.copy(REPO_ROOT / "manage.py", checkout)
     shutil.copytree(REPO_ROOT / "microcloud", checkout / "microcloud", ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("sharing", "links", "expiry", "ratelimit"):
+    for name in ("sharing", "webhooks", "links", "web", "expiry", "ratelimit"):
         (checkout / name).symlink_to(REPO_ROOT / name)
     (checkout / "var").mkdir(mode=0o700)
     (checkout / "var" / "secret_key").write_text("s" * 50 + "\n")
