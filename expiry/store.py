@@ -24,6 +24,7 @@ from django.utils.duration import duration_microseconds
 
 from expiry.signals import shares_expired
 from sharing.models import Share, ShareEvent
+from webhooks.outbox import pg_expiry_deliveries, sqlite_add_deliveries, sqlite_event_mark
 
 # SQLite's pick-up re-reads writes this far before the latest it saw. Writes
 # commit in updated_at order there (taken under BEGIN IMMEDIATE), so this only
@@ -209,10 +210,14 @@ class ShareStore:
             # PostgreSQL: the UPDATE and the INSERT of its events are one
             # statement (a data-modifying WITH), so one round trip, atomic.
             events = ops.quote_name(ShareEvent._meta.db_table)
+            # The webhooks outbox joins the same statement: each event's
+            # deliveries are inserted with it (webhooks.outbox).
             sql = (
-                f"WITH expired AS ({sql}) INSERT INTO {events} "
+                f"WITH expired AS ({sql}), expired_events AS (INSERT INTO {events} "
                 f"(share_id, kind, at, expires_at, lateness, user_agent, details) "
-                f"SELECT id, %s, %s, expires_at, %s - expires_at, '', '{{}}' FROM expired RETURNING share_id"
+                f"SELECT id, %s, %s, expires_at, %s - expires_at, '', '{{}}' FROM expired "
+                f"RETURNING id, share_id, kind, at){pg_expiry_deliveries('expired_events')} "
+                f"SELECT share_id FROM expired_events"
             )
             params = [*params, ShareEvent.Kind.EXPIRED, stamp, stamp]
             with connection.cursor() as cursor:
@@ -238,7 +243,11 @@ class ShareStore:
         try:
             rows = raw.execute(sql, params).fetchall()
             if rows:
+                # The webhooks outbox: deliveries in the same transaction (None: no endpoint, nothing to add).
+                mark = sqlite_event_mark(raw)
                 _insert_sqlite_events(raw, rows, ended_at)
+                if mark is not None:
+                    sqlite_add_deliveries(raw, mark)
         except BaseException:
             if own:
                 raw.execute("ROLLBACK")

@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "ratelimit",
     "sharing",
+    "webhooks",
     "links",
     "web",
     "expiry",
@@ -187,7 +188,11 @@ SPECTACULAR_SETTINGS = {
     # generated from the schema work unedited (tests/test_openapi_client.py).
     "COMPONENT_SPLIT_REQUEST": True,
     # A name of its own rather than the generic KindEnum a generated client would get.
-    "ENUM_NAME_OVERRIDES": {"ShareEventKindEnum": "sharing.models.events.ShareEvent.Kind"},
+    "ENUM_NAME_OVERRIDES": {
+        "ShareEventKindEnum": "sharing.models.events.ShareEvent.Kind",
+        "WebhookEndpointStateEnum": "webhooks.models.WebhookEndpoint.State",
+        "WebhookEndpointReenableEnum": ["active"],
+    },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "sharing.schema.add_error_answers",
@@ -288,6 +293,25 @@ DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "microcloud@localhost"
 # empty: the notices name no address.
 SITE_URL = os.environ.get("SITE_URL", "")
 
+# --- Webhooks ---------------------------------------------------------------
+# Deliveries (webhooks/): sent by a worker thread in runexpiry (or by
+# `manage.py runwebhooks`). Seconds a send may take before it counts as failed.
+WEBHOOK_TIMEOUT = envfloat("WEBHOOK_TIMEOUT", 10.0)
+# Seconds a worker's claim on a delivery lasts: a worker killed mid-send is
+# replaced by another after this. Keep it above WEBHOOK_TIMEOUT.
+WEBHOOK_CLAIM_SECONDS = envfloat("WEBHOOK_CLAIM_SECONDS", 60.0)
+# Retries back off exponentially: WEBHOOK_RETRY_BASE seconds after the first
+# failure, doubling up to WEBHOOK_RETRY_MAX; after WEBHOOK_RETRY_WINDOW seconds
+# of failures the endpoint is marked failing and nothing more is sent to it.
+WEBHOOK_RETRY_BASE = envfloat("WEBHOOK_RETRY_BASE", 5.0)
+WEBHOOK_RETRY_MAX = envfloat("WEBHOOK_RETRY_MAX", 3600.0)
+WEBHOOK_RETRY_WINDOW = envfloat("WEBHOOK_RETRY_WINDOW", 86400.0)
+# Seconds between a worker's looks for due deliveries when it has none.
+WEBHOOK_POLL_INTERVAL = envfloat("WEBHOOK_POLL_INTERVAL", 1.0)
+# Endpoints on loopback, private, link-local, multicast or reserved addresses
+# are refused (at registration and again before each send) unless this is on.
+WEBHOOK_ALLOW_PRIVATE_TARGETS = envbool("WEBHOOK_ALLOW_PRIVATE_TARGETS", False)
+
 # --- Logging --------------------------------------------------------------
 LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO").upper()
 LOGGING = {
@@ -310,6 +334,7 @@ LOGGING = {
         "links": {"level": LOG_LEVEL},
         "expiry": {"level": LOG_LEVEL},
         "notices": {"level": LOG_LEVEL},
+        "webhooks": {"level": LOG_LEVEL},
         "django": {"level": "WARNING"},
         # Also on the loggers that write request paths, so every handler
         # (an admin's own, a test's) gets the redacted message.

@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from ratelimit.logins import throttled_admin_login
 from sharing.urls import api_urlpatterns
 from sharing.views import TokenView
+from webhooks.urls import api_urlpatterns as webhook_urlpatterns
 
 urlpatterns = [
     # Ahead of admin.site.urls, so the admin's log-in is the throttled one.
@@ -14,6 +15,7 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("api/", include(api_urlpatterns)),
+    path("api/", include(webhook_urlpatterns)),
     path("", include("links.urls")),
     path("", include("web.urls")),
 ]

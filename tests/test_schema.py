@@ -25,6 +25,11 @@ EXPECTED_OPERATIONS = {
     ("/api/shares/{id}/", "delete"),
     ("/api/shares/{id}/events/", "get"),
     ("/api/shares/{id}/reactivate/", "post"),
+    ("/api/webhooks/", "get"),
+    ("/api/webhooks/", "post"),
+    ("/api/webhooks/{id}/", "get"),
+    ("/api/webhooks/{id}/", "patch"),
+    ("/api/webhooks/{id}/", "delete"),
 }
 
 

@@ -15,6 +15,8 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import models
 
+from sharing.signals import share_events_saved
+
 # Longer User-Agent headers are cut: they only ever identify a client.
 USER_AGENT_MAX = 255
 # EVENT_CLIENT_ADDRESS: how much of a visitor's address an event keeps.
@@ -105,13 +107,16 @@ class ShareEvent(models.Model):
         cls, share_id: int, kind: str, at: datetime, *, visitor: Visitor | None = None, **fields
     ) -> "ShareEvent":
         """Write one event; call inside the transaction of the change."""
-        return cls.objects.create(share_id=share_id, kind=kind, at=at, **visitor_fields(visitor), **fields)
+        event = cls.objects.create(share_id=share_id, kind=kind, at=at, **visitor_fields(visitor), **fields)
+        share_events_saved.send(sender=cls, events=[event], using=event._state.db)
+        return event
 
     @classmethod
     def save_all(cls, events: list["ShareEvent"]) -> None:
         """Write `events` in one INSERT; call inside the transaction of the change."""
         if events:
             cls.objects.bulk_create(events)
+            share_events_saved.send(sender=cls, events=events, using=events[0]._state.db)
 
 
 def change_events(share_id: int, at: datetime, before: dict, after: dict) -> list[ShareEvent]:

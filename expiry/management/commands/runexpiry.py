@@ -17,6 +17,7 @@ from expiry.scheduler import ExpiryScheduler
 from expiry.store import ShareStore
 from expiry.watchers import watcher_for
 from notices.worker import default_worker
+from webhooks.worker import WebhookThread
 
 logger = logging.getLogger("expiry")
 
@@ -50,8 +51,9 @@ class Command(BaseCommand):
         "about a millisecond of its deadline. Several may run at once: on PostgreSQL "
         "they all work (rows claimed with SKIP LOCKED, new shares announced by NOTIFY); "
         "on SQLite one holds a lease and the others stand by, taking over within about "
-        "--lease-ttl seconds if it dies. Stop it with SIGTERM or Ctrl-C: it finishes the "
-        "batch in hand, releases its lease and exits 0."
+        "--lease-ttl seconds if it dies. A second thread sends webhook deliveries (--no-webhooks "
+        "turns it off). Stop it with SIGTERM or Ctrl-C: it finishes the batch and the webhook send "
+        "in hand, releases its lease and exits 0."
     )
 
     def add_arguments(self, parser):
@@ -118,6 +120,15 @@ class Command(BaseCommand):
             ),
         )
         parser.add_argument(
+            "--no-webhooks",
+            action="store_true",
+            help=(
+                "Do not send webhook deliveries from this daemon. By default a worker thread sends them "
+                "(each delivery is claimed by one daemon; see docs/api.md, Webhooks); use this when "
+                "`manage.py runwebhooks` runs as a process of its own."
+            ),
+        )
+        parser.add_argument(
             "--log-expired-ids",
             metavar="PATH",
             help="Append '<id> <ended_at epoch>' for every share this daemon expires to PATH (for audits).",
@@ -133,7 +144,7 @@ class Command(BaseCommand):
             if id_log is not None:
                 id_log.close()
 
-    def run(self, *, once, refresh_interval, pickup_interval, coalesce, lease, lease_ttl, **options):
+    def run(self, *, once, refresh_interval, pickup_interval, coalesce, lease, lease_ttl, no_webhooks, **options):
         scheduler = ExpiryScheduler(
             ShareStore(),
             refresh_interval=refresh_interval,
@@ -156,8 +167,17 @@ class Command(BaseCommand):
         daemon = ExpiryDaemon(
             scheduler, lease=keeper, checkpointer=WalCheckpointer.for_database(), housekeeper=housekeeper
         )
+        # The webhook worker rides along (one fewer process to run); every
+        # daemon may run one, claims keep them from sending a delivery twice.
+        webhooks = None if no_webhooks else WebhookThread()
+
+        def stop(*_):
+            daemon.stop()
+            if webhooks is not None:
+                webhooks.stop()
+
         for signum in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(signum, lambda *_: daemon.stop())
+            signal.signal(signum, stop)
         started = time.monotonic()
         logger.info(
             "runexpiry started on %s (%s, pick-up every %.3f s)",
@@ -175,12 +195,17 @@ class Command(BaseCommand):
         signal.pthread_sigmask(signal.SIG_BLOCK, stop_signals)
         try:
             daemon.start()
+            if webhooks is not None:
+                webhooks.start()
         finally:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, stop_signals)
         daemon.join()
         housekeeper.disconnect()
         # Reminders claimed but not sent yet go out now (or are logged as lost).
         default_worker().close(timeout=10)
+        if webhooks is not None:
+            webhooks.stop()  # the expiry thread may have ended on its own
+            webhooks.join()
         stats = scheduler.stats
         logger.info(
             "runexpiry stopped after %.1f s: %d shares expired in %d batches (worst lateness %.3f ms, "

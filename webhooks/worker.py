@@ -1,0 +1,215 @@
+"""The delivery worker: claims due deliveries, sends them, records the answer.
+
+A claim is a conditional UPDATE that sets claimed_until (a lease) on one due
+row nobody holds; on PostgreSQL its sub-select takes the row FOR UPDATE SKIP
+LOCKED, so several workers (one per runexpiry daemon, or runwebhooks) never
+wait for one another nor send the same row at once. A worker killed mid-send
+leaves its lease to lapse, and the row is sent again (at least once), with
+the same webhook-id.
+
+Order per share: a row is claimable only when no older undelivered row of the
+same (endpoint, share) exists, so a share's events reach an endpoint in the
+order they happened, each retried until it succeeds before the next is sent.
+
+A failed attempt (no 2xx, a network error, a timeout, a refused target) is
+retried after WEBHOOK_RETRY_BASE * 2^(attempts-1) seconds, capped at
+WEBHOOK_RETRY_MAX; one still failing WEBHOOK_RETRY_WINDOW after its first
+failure marks its endpoint failing, and nothing more is sent to it until the
+owner re-enables it.
+"""
+
+import http.client
+import json
+import logging
+import threading
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import connections, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from webhooks import signing
+from webhooks.models import WebhookDelivery, WebhookEndpoint
+from webhooks.outbox import ACTIVE, DELIVERY, ENDPOINT
+from webhooks.payloads import payload
+from webhooks.targets import TargetRefused, post, resolve
+
+logger = logging.getLogger("webhooks")
+
+USER_AGENT = "microcloud-webhooks/1"
+# A failing loop (database down) waits this long at most between tries.
+MAX_ERROR_BACKOFF = 30.0
+
+
+def backoff(attempts: int) -> timedelta:
+    """The wait after the `attempts`-th failed attempt."""
+    base, cap = settings.WEBHOOK_RETRY_BASE, settings.WEBHOOK_RETRY_MAX
+    return timedelta(seconds=min(base * 2 ** min(attempts - 1, 60), cap))
+
+
+class DeliveryWorker:
+    """Claims and sends deliveries on one database alias; `clock` (an aware
+    datetime) is injectable so tests can move through a retry window."""
+
+    def __init__(self, using: str = "default", clock: Callable[[], datetime] = timezone.now):
+        self.using = using
+        self.clock = clock
+        self.sent = 0
+        self.failed = 0
+
+    @property
+    def connection(self):
+        return connections[self.using]
+
+    def _eligible(self) -> str:
+        return (
+            f"SELECT d.id FROM {DELIVERY} d JOIN {ENDPOINT} ep ON ep.id = d.endpoint_id "
+            f"WHERE d.delivered_at IS NULL AND d.next_attempt_at <= %s "
+            f"AND (d.claimed_until IS NULL OR d.claimed_until <= %s) AND ep.state = '{ACTIVE}' "
+            f"AND NOT EXISTS (SELECT 1 FROM {DELIVERY} older WHERE older.endpoint_id = d.endpoint_id "
+            f"AND older.share_id = d.share_id AND older.delivered_at IS NULL AND older.id < d.id) "
+            f"ORDER BY d.next_attempt_at, d.id LIMIT 1"
+        )
+
+    def claim(self) -> tuple[int, datetime] | None:
+        """Claim the next due delivery; return (its id, the lease's end) or None."""
+        connection = self.connection
+        now = self.clock()
+        until = now + timedelta(seconds=settings.WEBHOOK_CLAIM_SECONDS)
+        stamp = connection.ops.adapt_datetimefield_value(now)
+        pick = self._eligible()
+        with connection.cursor() as cursor:
+            if connection.vendor == "sqlite":
+                # A read first: SQLite's UPDATE takes the one write lock, which
+                # an idle worker polling every second must not keep taking.
+                cursor.execute(pick, [stamp, stamp])
+                if cursor.fetchone() is None:
+                    return None
+            else:
+                pick += " FOR UPDATE OF d SKIP LOCKED"
+            # A scalar sub-select: evaluated once (an IN could be re-run per
+            # row), NULL when nothing is due. The outer WHERE repeats the
+            # claim's condition: the UPDATE decides.
+            cursor.execute(
+                f"UPDATE {DELIVERY} SET claimed_until = %s WHERE id = ({pick}) "
+                f"AND delivered_at IS NULL AND (claimed_until IS NULL OR claimed_until <= %s) RETURNING id",
+                [connection.ops.adapt_datetimefield_value(until), stamp, stamp, stamp],
+            )
+            row = cursor.fetchone()
+        return None if row is None else (row[0], until)
+
+    def run_once(self) -> bool:
+        """Claim and send one delivery; return whether there was one."""
+        claimed = self.claim()
+        if claimed is None:
+            return False
+        self.deliver(*claimed)
+        return True
+
+    def deliver(self, delivery_id: int, until: datetime) -> None:
+        delivery = WebhookDelivery.objects.using(self.using).select_related("endpoint", "event").get(pk=delivery_id)
+        body_object = delivery.payload if delivery.payload is not None else payload(delivery.event)
+        body = json.dumps(body_object, separators=(",", ":")).encode()
+        endpoint = delivery.endpoint
+        sent_at = self.clock()
+        headers = signing.headers(endpoint.secret, delivery.webhook_id, int(sent_at.timestamp()), body)
+        headers.update({"Content-Type": "application/json", "User-Agent": USER_AGENT})
+        status, error = None, ""
+        try:
+            # Resolved and checked again at every send: DNS may have changed.
+            status = post(resolve(endpoint.url), body, headers, settings.WEBHOOK_TIMEOUT)
+        except TargetRefused as refused:
+            error = str(refused)
+        except (OSError, http.client.HTTPException) as failure:
+            error = f"{type(failure).__name__}: {failure}" if str(failure) else type(failure).__name__
+        if status is not None and 200 <= status < 300:
+            self._succeeded(delivery, status, body_object)
+        else:
+            self._failed(delivery, until, status, error or f"HTTP {status}", body_object)
+
+    def _succeeded(self, delivery: WebhookDelivery, status: int, body_object: dict) -> None:
+        # Delivered is delivered, even if this worker's lease lapsed meanwhile.
+        WebhookDelivery.objects.using(self.using).filter(pk=delivery.pk, delivered_at__isnull=True).update(
+            delivered_at=self.clock(),
+            attempts=F("attempts") + 1,
+            claimed_until=None,
+            first_failed_at=None,
+            last_status=status,
+            last_error="",
+            payload=body_object,
+        )
+        self.sent += 1
+        logger.debug("webhook %s delivered to %s (%d)", delivery.webhook_id, delivery.endpoint.url, status)
+
+    def _failed(self, delivery, until: datetime, status: int | None, error: str, body_object: dict) -> None:
+        now = self.clock()
+        attempts = delivery.attempts + 1
+        first_failed = delivery.first_failed_at or now
+        give_up = now - first_failed >= timedelta(seconds=settings.WEBHOOK_RETRY_WINDOW)
+        with transaction.atomic(using=self.using):
+            # Only while the claim is still ours: a lapsed lease belongs to whoever took the row since.
+            updated = (
+                WebhookDelivery.objects.using(self.using)
+                .filter(pk=delivery.pk, delivered_at__isnull=True, claimed_until=until)
+                .update(
+                    attempts=attempts,
+                    next_attempt_at=now + backoff(attempts),
+                    claimed_until=None,
+                    first_failed_at=first_failed,
+                    last_status=status,
+                    last_error=error[:500],
+                    payload=body_object,
+                )
+            )
+            if updated and give_up:
+                WebhookEndpoint.objects.using(self.using).filter(pk=delivery.endpoint_id, state=ACTIVE).update(
+                    state=WebhookEndpoint.State.FAILING, failing_since=now
+                )
+        self.failed += 1
+        logger.warning(
+            "webhook %s to %s failed (attempt %d): %s%s",
+            delivery.webhook_id,
+            delivery.endpoint.url,
+            attempts,
+            error,
+            "; endpoint marked failing" if give_up else "",
+        )
+
+
+class WebhookThread(threading.Thread):
+    """Runs a DeliveryWorker until stopped: sends while there is work, then
+    looks again every WEBHOOK_POLL_INTERVAL seconds. A stop request lets the
+    send in hand finish (at most WEBHOOK_TIMEOUT)."""
+
+    def __init__(self, worker: DeliveryWorker | None = None, *, poll_interval: float | None = None):
+        super().__init__(name="webhooks", daemon=True)
+        self.worker = worker or DeliveryWorker()
+        self.poll_interval = settings.WEBHOOK_POLL_INTERVAL if poll_interval is None else poll_interval
+        self.stop_requested = threading.Event()
+        self.errors = 0
+
+    def stop(self) -> None:
+        self.stop_requested.set()
+
+    def run(self) -> None:
+        failures = 0
+        try:
+            while not self.stop_requested.is_set():
+                try:
+                    while not self.stop_requested.is_set() and self.worker.run_once():
+                        pass
+                    failures = 0
+                    wait = self.poll_interval
+                except Exception:
+                    failures += 1
+                    self.errors += 1
+                    wait = min(0.1 * 2 ** min(failures, 10), MAX_ERROR_BACKOFF)
+                    logger.warning(
+                        "webhook step failed (%d in a row), retrying in %.1f s", failures, wait, exc_info=True
+                    )
+                    connections[self.worker.using].close()  # a broken connection is replaced on the next query
+                self.stop_requested.wait(wait)
+        finally:
+            connections[self.worker.using].close()
