@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from sharing.models import ShareEvent
+from sharing.models.events import SHOWN_FIELDS
 
 
 class ReadOnlyAdminMixin:
@@ -94,19 +95,7 @@ class ShareEventAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     search_help_text = "Search by the share's full token, its file name, its owner's username, or an exact address."
     # Newest first by primary key (insertion order): an index of its own.
     ordering = ("-id",)
-    fields = (
-        "share_link",
-        "kind",
-        "at",
-        "old_expires_at",
-        "expires_at",
-        "lateness_ms",
-        "bytes",
-        "resumed",
-        "client_address",
-        "user_agent",
-        "details",
-    )
+    fields = ("share_link", *SHOWN_FIELDS)
     readonly_fields = fields
 
     @admin.display(description="share", ordering="share")

@@ -25,6 +25,7 @@ from sharing.models import (
     UploadTooLarge,
     check_upload,
 )
+from sharing.models.events import SHOWN_FIELDS
 
 # The largest number of seconds a timedelta can hold: anything above it could
 # never pass the policy's maximum and would only overflow inside the model.
@@ -321,19 +322,7 @@ class ShareEventSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ShareEvent
-        fields = [
-            "id",
-            "kind",
-            "at",
-            "old_expires_at",
-            "expires_at",
-            "lateness_ms",
-            "bytes",
-            "resumed",
-            "client_address",
-            "user_agent",
-            "details",
-        ]
+        fields = ["id", *SHOWN_FIELDS]
         read_only_fields = fields
 
     def get_lateness_ms(self, event) -> float | None:

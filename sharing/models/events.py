@@ -26,6 +26,22 @@ ADDRESS_MODES = ("truncated", "full", "none")
 KEEP_BITS = {4: 24, 6: 48}
 
 
+# What an owner reads of an event, in order (API and admin); lateness_ms is
+# the lateness in milliseconds.
+SHOWN_FIELDS = (
+    "kind",
+    "at",
+    "old_expires_at",
+    "expires_at",
+    "lateness_ms",
+    "bytes",
+    "resumed",
+    "client_address",
+    "user_agent",
+    "details",
+)
+
+
 @dataclass(frozen=True)
 class Visitor:
     """Who acted on a public link: the address as links.guards sees it
