@@ -226,3 +226,24 @@ def test_a_restarted_daemon_sweeps_what_was_left(ephemeral, tmp_path, media_root
     finally:
         stop(daemon)
     assert daemon.returncode == 0, output.read_text()
+
+
+def test_the_housekeeper_reaps_expiry_batches_together(ephemeral, media_root):
+    """At most every REAP_EVERY seconds: one query for many batches, not one each."""
+    from expiry import housekeeping
+
+    clock = [100.0]
+    housekeeper = Housekeeper(clock=lambda: clock[0])
+    housekeeper.next_sweep = housekeeper.next_purge = clock[0] + 60  # only reaps in this test
+    housekeeper.note_expired(None, share_ids=[1])
+    assert housekeeper.seconds_until_next(room=10) == 0
+    assert housekeeper.step(room=10)  # the first batch: at once
+    housekeeper.note_expired(None, share_ids=[2])
+    housekeeper.note_expired(None, share_ids=[3])
+    assert housekeeper.seconds_until_next(room=10) == pytest.approx(housekeeping.REAP_EVERY)
+    assert not housekeeper.step(room=10)  # not yet
+    assert housekeeper._expired == [2, 3]
+    clock[0] += housekeeping.REAP_EVERY
+    assert housekeeper.seconds_until_next(room=0) == 0  # then whatever the room
+    assert housekeeper.step(room=0)
+    assert housekeeper._expired == []
