@@ -102,17 +102,31 @@ class SqliteCounters:
             self.local.conn = conn
         return conn
 
-    def incr(self, key: str, ttl: float) -> int:
+    def _write(self, sql: str, params: list):
+        """Run one write in BEGIN IMMEDIATE: a plain autocommit write starts
+        as a reader and, when another connection commits first, fails with
+        "database is locked" at once instead of waiting (SQLite's busy
+        handler is not called for that upgrade). Return the first row."""
         conn = self._connection()
+        conn.execute("BEGIN IMMEDIATE")  # waits up to the connection's timeout
+        try:
+            row = conn.execute(sql, params).fetchone()
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        return row
+
+    def incr(self, key: str, ttl: float) -> int:
         now = time.time()
-        (count,) = conn.execute(
+        (count,) = self._write(
             "INSERT INTO counter (key, n, expires) VALUES (?, 1, ?) "
             "ON CONFLICT (key) DO UPDATE SET n = n + 1 RETURNING n",
             [key, now + ttl],
-        ).fetchone()
+        )
         self.increments += 1
         if self.increments % self.PURGE_EVERY == 0:
-            conn.execute("DELETE FROM counter WHERE expires <= ?", [now])
+            self._write("DELETE FROM counter WHERE expires <= ?", [now])
         return count
 
     def decr(self, key: str) -> None:
@@ -121,9 +135,7 @@ class SqliteCounters:
 
     def take_back(self, key: str) -> bool:
         """Decrement `key` if it is above zero; return whether it was."""
-        conn = self._connection()
-        row = conn.execute("UPDATE counter SET n = n - 1 WHERE key = ? AND n > 0 RETURNING n", [key]).fetchone()
-        return row is not None
+        return self._write("UPDATE counter SET n = n - 1 WHERE key = ? AND n > 0 RETURNING n", [key]) is not None
 
     def values(self, keys: list[str]) -> dict[str, int]:
         placeholders = ", ".join("?" * len(keys))
