@@ -5,6 +5,10 @@
   so an ephemeral file whose last share ran out of time leaves the disk
   well within 2 seconds; a sweep every `sweep_interval` seconds (and at
   start) reaps what a crash between an expiry's commit and its reap left.
+- Download counts (sharing.models.tally): at each sweep, the pending
+  downloads of unlimited links are folded into their shares' counts, at
+  most `batch_size` shares a transaction and `batches_per_pass` a sweep
+  (the exact count never waits for this: it adds the pending rows).
 - Retention (sharing.models.retention): every `purge_interval` seconds,
   shares that ended longer than the policy's ended_retention ago are purged
   in batches of `batch_size`, at most `batches_per_pass` a pass; a pass that
@@ -28,6 +32,7 @@ from django.db import connections
 from expiry.signals import shares_expired
 from sharing.models.ephemeral import reap_after_shares, sweep
 from sharing.models.retention import purge_ended_shares
+from sharing.models.tally import fold_pending
 
 logger = logging.getLogger("expiry")
 
@@ -65,7 +70,7 @@ class Housekeeper:
         self.next_reap = start
         self._batches_left = batches_per_pass  # in the current purge pass
         self._expired: list[int] = []  # ids of expired shares whose files to reap
-        self.purged = self.reaped = self.errors = 0
+        self.purged = self.reaped = self.folded = self.errors = 0
 
     # --- wiring ------------------------------------------------------------------
 
@@ -111,6 +116,7 @@ class Housekeeper:
             if now >= self.next_sweep and (room >= ROOM or now >= self.next_sweep + MAX_DEFER):
                 self.next_sweep = now + self.sweep_interval
                 self.reaped += sweep(self.batch_size, self.using)
+                self._fold()
                 return True
             if now >= self.next_purge and (room >= ROOM or now >= self.next_purge + MAX_DEFER):
                 self._purge_batch(now)
@@ -125,6 +131,13 @@ class Housekeeper:
             connections[self.using].close()
             return True
         return False
+
+    def _fold(self) -> None:
+        for _ in range(self.batches_per_pass):
+            folded = fold_pending(self.batch_size, self.using)
+            self.folded += folded
+            if folded < self.batch_size:
+                return
 
     def _purge_batch(self, now: float) -> None:
         purged = purge_ended_shares(self.batch_size, self.using)

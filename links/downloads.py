@@ -173,6 +173,8 @@ def _file_headers(response: HttpResponse, share: Share, byte_range: ByteRange | 
 
 
 def _release(download_id: int, first: int, end: int, sent_until: int) -> None:
+    if sent_until >= end:
+        return  # all sent: nothing to give back
     try:
         Download(pk=download_id).release(first_byte=first, end=end, sent_until=sent_until)
     except DatabaseError:

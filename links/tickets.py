@@ -12,9 +12,11 @@ Both live until the share's deadline and no longer: a link that ended by time
 is never served, whatever a cookie says.
 """
 
+from functools import lru_cache
+
 from django.conf import settings
 from django.core import signing
-from django.urls import reverse
+from django.urls import get_script_prefix, reverse
 from django.utils import timezone
 
 from sharing.models import Share
@@ -24,7 +26,14 @@ UNLOCK_COOKIE = "mc_unlock"
 
 
 def link_path(share: Share) -> str:
-    return reverse("public-share", args=[share.token])
+    return _link_prefix(get_script_prefix()) + share.token
+
+
+@lru_cache(maxsize=8)
+def _link_prefix(script_prefix: str) -> str:
+    # reverse() on every download cost more than signing the cookie; tokens
+    # are URL-safe, so the path is this prefix and the token.
+    return reverse("public-share", args=["T"])[:-1]
 
 
 def _seconds_left(share: Share) -> int:

@@ -21,14 +21,13 @@ from links.guards import header_password, request_allowed, try_password
 from links.tickets import give_unlock, is_unlocked
 from ratelimit.limits import CountersUnavailable
 from sharing.models import Share
+from sharing.models.lookup import share_by_token
 
 logger = logging.getLogger(__name__)
 
 
 def find(token: str) -> Share | None:
-    # The token is unique: no ORDER BY (first() would add the model's ordering).
-    found = Share.objects.select_related("file").filter(token=token).order_by()[:1]
-    return found[0] if found else None
+    return share_by_token(token)
 
 
 def guarded(view):

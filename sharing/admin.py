@@ -120,6 +120,11 @@ class ShareAdmin(ShareHistoryMixin, admin.ModelAdmin):
     ordering = ("-id",)
     empty_value_display = EMPTY
     actions = ("unshare_selected", "extend_by_7_days")
+
+    def get_queryset(self, request):
+        # The downloads column shows every download, folded or not.
+        return super().get_queryset(request).with_pending_downloads()
+
     fields = (
         "file",
         "owner",
@@ -131,7 +136,7 @@ class ShareAdmin(ShareHistoryMixin, admin.ModelAdmin):
         "end_reason",
         "ended_at",
         "lateness_ms",
-        "download_count",
+        "total_downloads",
         "max_downloads",
         "downloads_left",
         "has_password",
@@ -171,7 +176,7 @@ class ShareAdmin(ShareHistoryMixin, admin.ModelAdmin):
     def downloads(self, share):
         """The count, and the limit with what is left when there is one."""
         if share.max_downloads is None:
-            return share.download_count
+            return share.total_downloads
         return f"{share.download_count} of {share.max_downloads} ({share.downloads_left} left)"
 
     @admin.display(description="downloads left")
@@ -306,7 +311,7 @@ class ShareInline(admin.TabularInline):
 
     model = Share
     formset = RecentSharesFormSet
-    fields = ("token", "effective_status", "expires_at", "download_count")
+    fields = ("token", "effective_status", "expires_at", "total_downloads")
     readonly_fields = fields
     extra = 0
     can_delete = False
@@ -319,7 +324,7 @@ class ShareInline(admin.TabularInline):
 
     def get_queryset(self, request):
         # Each row's change link names the share, and Share.__str__ reads file.
-        return super().get_queryset(request).select_related("file")
+        return super().get_queryset(request).select_related("file").with_pending_downloads()
 
     def has_add_permission(self, request, obj=None):
         return False

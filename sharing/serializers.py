@@ -260,6 +260,9 @@ class ShareSerializer(serializers.ModelSerializer):
         read_only=True,
         help_text="Why the share ended (expired, download_limit, unshared, file_deleted); null while it is active.",
     )
+    download_count = serializers.IntegerField(
+        source="total_downloads", read_only=True, help_text="Downloads counted so far (free resumes are not counted)."
+    )
     lateness_ms = serializers.SerializerMethodField(
         help_text="For a share the expiry daemon ended: milliseconds between expires_at and the expiry's commit."
     )

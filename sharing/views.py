@@ -193,7 +193,7 @@ class ShareViewSet(
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):  # schema generation has no user
             return Share.objects.none()
-        return Share.objects.filter(owner=self.request.user)
+        return Share.objects.filter(owner=self.request.user).with_pending_downloads()
 
     def get_serializer_class(self):
         if self.action == "create":

@@ -114,7 +114,7 @@ def test_a_download_that_waited_but_was_still_in_time_is_served(shared_file):
     assert response.status_code == 200
     assert b"".join(response.streaming_content) == b"hello, world\n"
     share.refresh_from_db()
-    assert share.download_count == 1
+    assert share.total_downloads == 1
 
 
 def test_deleting_a_file_records_a_share_past_its_deadline_as_expired(shared_file):

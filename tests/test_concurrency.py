@@ -88,7 +88,7 @@ def test_concurrent_downloads_are_all_counted(share):
     assert set(statuses) == {200}, {s: statuses.count(s) for s in set(statuses)}
     assert bad_bodies == 0
     share.refresh_from_db()
-    assert share.download_count == statuses.count(200) == THREADS * DOWNLOADS_PER_THREAD
+    assert share.total_downloads == statuses.count(200) == THREADS * DOWNLOADS_PER_THREAD
 
 
 def test_downloads_racing_an_unshare(share, alice):
@@ -128,5 +128,5 @@ def test_downloads_racing_an_unshare(share, alice):
     assert statuses.count(410) == downloaders
     share.refresh_from_db()
     assert share.status == "unshared"
-    assert share.download_count == statuses.count(200)
+    assert share.total_downloads == statuses.count(200)
     assert all(status == 410 for started, status in results if started > unshared_at[0])

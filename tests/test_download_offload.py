@@ -33,7 +33,7 @@ def share_of(stored, seconds=3600, **options) -> Share:
 
 def counted(share: Share) -> int:
     share.refresh_from_db()
-    return share.download_count
+    return share.total_downloads
 
 
 @pytest.fixture

@@ -163,7 +163,7 @@ def test_concurrent_clients_lose_nothing_while_daemons_expire_thousands(
             daemon_results.append(process.returncode)
     assert daemon_results == [0, 0]
 
-    shares = {s.pk: s for s in Share.objects.all()}
+    shares = {s.pk: s for s in Share.objects.with_pending_downloads()}
     early = [pk for pk, s in shares.items() if s.status == Share.Status.EXPIRED and s.ended_at < s.expires_at]
     renewal_overridden = [
         pk
@@ -172,11 +172,11 @@ def test_concurrent_clients_lose_nothing_while_daemons_expire_thousands(
         or (shares[pk].status == Share.Status.EXPIRED and shares[pk].ended_at.timestamp() < deadline)
     ]
     count_mismatch = {
-        pk: (shares[pk].download_count, served)
+        pk: (shares[pk].total_downloads, served)
         for pk, served in tally.downloads.items()
-        if shares[pk].download_count != served
+        if shares[pk].total_downloads != served
     }
-    never_downloaded_but_counted = [pk for pk, s in shares.items() if s.download_count and pk not in tally.downloads]
+    never_downloaded_but_counted = [pk for pk, s in shares.items() if s.total_downloads and pk not in tally.downloads]
     server_errors = sum(n for status, n in tally.statuses.items() if status >= 500)
     outputs = web_output.read_text() + "".join(output.read_text() for _, output in daemons)
     report(
@@ -345,5 +345,5 @@ def test_no_download_is_served_once_its_deadline_has_passed_even_without_a_daemo
     assert refused_before == []  # and the check is not simply refusing early
     for pk, share in ((s.pk, s) for s in Share.objects.filter(pk__in=ids)):
         assert share.status == Share.Status.ACTIVE  # nobody marked them: the request's own clock refused them
-        assert share.download_count == served[pk]
+        assert share.total_downloads == served[pk]
     assert "database is locked" not in web_output.read_text()

@@ -92,11 +92,11 @@ def test_exactly_the_limit_of_simultaneous_downloads_is_served(webs, alice, make
         servers=len(webs),
         statuses=dict(statuses),
         full_bodies=full,
-        counter=share.download_count,
+        counter=share.total_downloads,
     )
     assert statuses == {200: LIMIT, 410: CLIENTS - LIMIT}
     assert full == LIMIT
-    assert share.download_count == LIMIT
+    assert share.total_downloads == LIMIT
     assert (share.status, share.end_reason) == (Share.Status.EXPIRED, Share.EndReason.DOWNLOAD_LIMIT)
 
 
@@ -118,7 +118,7 @@ def test_curl_resumes_a_broken_download_and_it_counts_once(web, alice, make_file
     assert resumed.returncode == 0, resumed.stderr
     assert hashlib.sha256(out.read_bytes()).hexdigest() == hashlib.sha256(data).hexdigest()
     share.refresh_from_db()
-    assert share.download_count == 1
+    assert share.total_downloads == 1
 
 
 def test_a_resume_without_a_ticket_counts(web, alice, make_file):
@@ -127,7 +127,7 @@ def test_a_resume_without_a_ticket_counts(web, alice, make_file):
     status, body = fetch(web, reverse("public-share", args=[share.token]), {"Range": "bytes=1-"})
     assert (status, body) == (206, b"123456789")
     share.refresh_from_db()
-    assert share.download_count == 1
+    assert share.total_downloads == 1
 
 
 def test_the_eleventh_wrong_password_is_refused_whichever_worker_answers(tmp_path, settings, alice, make_file):

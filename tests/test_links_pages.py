@@ -33,7 +33,7 @@ def page(share_or_token, client=None, **headers):
 
 def count(share: Share) -> int:
     share.refresh_from_db()
-    return share.download_count
+    return share.total_downloads
 
 
 @pytest.mark.parametrize(

@@ -44,7 +44,7 @@ def link(share) -> str:
 
 def downloads(share) -> int:
     share.refresh_from_db()
-    return share.download_count
+    return share.total_downloads
 
 
 def body(response) -> bytes:
@@ -153,7 +153,7 @@ def test_one_second_before_expiry_is_served_one_second_after_is_gone(client, sto
     assert after["Content-Type"] == "text/plain; charset=utf-8"
     # No daemon ran: the request's own clock refused it.
     share.refresh_from_db()
-    assert (share.status, share.download_count) == ("active", 1)
+    assert (share.status, share.total_downloads) == ("active", 1)
 
 
 def test_at_the_exact_deadline_it_is_gone(client, stored, clock):
@@ -251,7 +251,7 @@ def test_a_busy_database_is_503_not_500(client, stored, monkeypatch):
     def locked(self, **kwargs):
         raise OperationalError("database is locked")
 
-    monkeypatch.setattr(Share, "count_download", locked)
+    monkeypatch.setattr(Share, "start_download", locked)
 
     response = client.get(link(share))
 

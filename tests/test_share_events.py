@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from expiry.store import ShareStore
 from links.tickets import RESUME_COOKIE
-from sharing.models import Download, Share, ShareEvent, Visitor, stored_address
+from sharing.models import Download, Share, ShareEvent, Visitor, counting, stored_address
 from sharing.models.events import USER_AGENT_MAX
 from tests.helpers import run_manage
 
@@ -400,10 +400,10 @@ def test_a_change_whose_event_fails_is_rolled_back_with_it(shared_file, request,
 def test_an_error_after_the_event_takes_the_download_and_its_event_back(shared_file, monkeypatch):
     share = share_of(shared_file, max_downloads=1)
 
-    def broken(**kwargs):
+    def broken(*args, **kwargs):
         raise DatabaseError("disk full")
 
-    monkeypatch.setattr(Download.objects, "create", broken)  # start_download's last write
+    monkeypatch.setattr(counting, "insert_download", broken)  # start_download's last write
     with pytest.raises(DatabaseError):
         share.start_download(first_byte=0, end=10)
     assert state(share)[:3] == (Share.Status.ACTIVE, share.expires_at, 0)

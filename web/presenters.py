@@ -67,9 +67,9 @@ def share_state(share: Share, now: datetime) -> ShareState:
     status = share.effective_status(now)
     sentence, moment = how_it_ended(share, now)
     if share.max_downloads is None:
-        downloads, left = str(share.download_count), _("unlimited")
+        downloads, left = str(share.total_downloads), _("unlimited")
     else:
-        downloads = _("%(count)s of %(limit)s") % {"count": share.download_count, "limit": share.max_downloads}
+        downloads = _("%(count)s of %(limit)s") % {"count": share.total_downloads, "limit": share.max_downloads}
         left = str(share.downloads_left)
     live = status == Share.Status.ACTIVE
     return ShareState(

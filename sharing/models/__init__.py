@@ -15,6 +15,7 @@ from sharing.models.files import (
 from sharing.models.policy import SharingPolicy, format_duration
 from sharing.models.reactivation import ReactivationRefused
 from sharing.models.shares import KEEP, MAX_DOWNLOADS_LIMIT, Share, ShareQuerySet, locked_now, new_share_token
+from sharing.models.tally import fold_pending
 
 __all__ = [
     "KEEP",
@@ -34,6 +35,7 @@ __all__ = [
     "clean_content_type",
     "clean_file_name",
     "delete_stored_bytes",
+    "fold_pending",
     "format_duration",
     "locked_now",
     "new_share_token",

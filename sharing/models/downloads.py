@@ -32,6 +32,15 @@ class Download(models.Model):
         help_text="End (exclusive) of the bytes that may have been sent under this download."
     )
     free_resumes = models.PositiveSmallIntegerField(default=0)
+    # Counted by the quick path of a link without a download limit and not
+    # yet added to its share's download_count (sharing.models.tally folds it).
+    pending = models.BooleanField(default=False, db_default=False)
+
+    class Meta:
+        indexes = [
+            # The fold's scan and the exact count's subquery read only these rows.
+            models.Index(fields=["share"], condition=models.Q(pending=True), name="download_pending_idx"),
+        ]
 
     def __str__(self) -> str:
         return f"download {self.pk} of share {self.share_id}"

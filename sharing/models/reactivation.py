@@ -21,6 +21,7 @@ from django.db.models import F, Q
 
 from sharing.models.events import ShareEvent, expiry_events
 from sharing.models.shares import KEEP, Share, _announce, locked_now
+from sharing.models.tally import fold_locked
 
 
 class ReactivationRefused(Exception):
@@ -42,6 +43,7 @@ def reactivate(share: Share, expires_at: datetime, *, reset_downloads: bool = Fa
     as for a new share."""
     with transaction.atomic():
         now = locked_now(Share.objects.filter(pk=share.pk))
+        fold_locked([share.pk])  # the count below (kept, limited or reset) is then every download
         if expires_at <= now:
             raise ReactivationRefused("The new deadline passed before the share could be reactivated.", "past")
         ended = Q(status__in=[Share.Status.EXPIRED, Share.Status.UNSHARED]) | Q(

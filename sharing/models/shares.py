@@ -24,6 +24,7 @@ from sharing.models.clock import locked_now
 from sharing.models.counting import DownloadCounting, reap_later
 from sharing.models.events import ShareEvent, Visitor, change_events, expiry_events
 from sharing.models.files import StoredFile
+from sharing.models.tally import fold_locked, pending_downloads
 from sharing.signals import share_schedule_changed
 
 # "Leave as it is" for optional arguments where None means something (no limit).
@@ -56,6 +57,11 @@ class ShareQuerySet(models.QuerySet):
         if status == unshared:
             return self.filter(status=unshared)
         return self.none()
+
+    def with_pending_downloads(self):
+        """Annotate each share's downloads not yet folded into download_count
+        (read by Share.total_downloads without a query per share)."""
+        return self.annotate(pending_downloads=pending_downloads())
 
     def expire_due(self, now: datetime) -> int:
         """Mark every share in this queryset that is due at `now` expired,
@@ -182,6 +188,15 @@ class Share(DownloadCounting, models.Model):
         return self.ended_at - self.expires_at
 
     @property
+    def total_downloads(self) -> int:
+        """Every download counted so far: download_count plus the pending
+        downloads of a link without a limit (sharing.models.tally)."""
+        pending = getattr(self, "pending_downloads", None)
+        if pending is None:
+            pending = self.downloads.filter(pending=True).count() if self.pk else 0
+        return self.download_count + pending
+
+    @property
     def downloads_left(self) -> int | None:
         if self.max_downloads is None:
             return None
@@ -280,6 +295,8 @@ class Share(DownloadCounting, models.Model):
                 values[name] = bool(value)
         with transaction.atomic():
             now = locked_now(Share.objects.filter(pk=self.pk))
+            if max_downloads is not KEEP:
+                fold_locked([self.pk])  # a new limit is judged against every download so far
             if expires_at is not None:
                 if expires_at <= now:
                     return False

@@ -26,7 +26,7 @@ def share_of(stored, seconds: float = 3600, **options) -> Share:
 
 def count(share: Share) -> int:
     share.refresh_from_db()
-    return share.download_count
+    return share.total_downloads
 
 
 def test_the_landing_page_shows_the_file_and_a_live_countdown(page, report):

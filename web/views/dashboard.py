@@ -41,7 +41,7 @@ class DashboardView(LoginRequiredMixin, PageHeadersMixin, TemplateView):
         status = request.GET.get("status", "")
         if status not in dict(STATUS_TABS):
             status = ""
-        shares = Share.objects.filter(owner=request.user).select_related("file")
+        shares = Share.objects.filter(owner=request.user).select_related("file").with_pending_downloads()
         if status:
             shares = shares.with_effective_status(status, now)
         share_page = Paginator(shares, PAGE_SIZE).get_page(request.GET.get("page"))
@@ -72,6 +72,6 @@ class LiveSharesView(LoginRequiredMixin, View):
             response = JsonResponse({"detail": f"Give 1 to {LIVE_IDS_MAX} share ids as ?ids=1,2,3."}, status=400)
             return with_page_headers(response)
         now = timezone.now()
-        shares = Share.objects.filter(owner=request.user, pk__in=wanted)
+        shares = Share.objects.filter(owner=request.user, pk__in=wanted).with_pending_downloads()
         states = {share.pk: share_state(share, now).as_json() for share in shares}
         return with_page_headers(JsonResponse({"shares": states}))
