@@ -7,6 +7,7 @@ Stopped (SIGTERM, then SIGKILL) whatever happens.
 """
 
 import contextlib
+import os
 import subprocess
 import sys
 import time
@@ -50,6 +51,18 @@ class Daemon:
                 return True
             time.sleep(0.02)
         return False
+
+    def run_delay_s(self) -> float:
+        """Seconds its live threads have spent runnable but waiting for a CPU
+        (schedstat's second field): the time the machine, not the database,
+        kept the daemon from running."""
+        total = 0
+        with contextlib.suppress(FileNotFoundError):
+            for tid in os.listdir(f"/proc/{self.pid}/task"):
+                path = f"/proc/{self.pid}/task/{tid}/schedstat"
+                with contextlib.suppress(FileNotFoundError, ProcessLookupError), open(path) as f:
+                    total += int(f.read().split()[1])
+        return total / 1e9
 
     def check_alive(self) -> None:
         if self.process.poll() is not None:

@@ -52,6 +52,7 @@ def render(full: dict) -> str:
             f"  {vendor:<11}{web['req_per_s']:>8.0f}{result['creates_per_s']:>10.0f}{web['failed']:>7}"
             f"{late['due']:>8}{_ms(q['p50_ms']):>8}{_ms(q['p99_ms']):>8}{_ms(q['p999_ms']):>9}{_ms(q['max_ms']):>8}"
             f"{late['not_expired']:>9}{result['daemon']['cpu_percent']:>10.1f}%"
+            f"{result['daemon'].get('run_delay_percent', float('nan')):>12.1f}%"
         )
     lines += [
         "",
