@@ -55,12 +55,22 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="record the daemon with py-spy into DIR (it pauses the daemon to sample: figures of a profiled run "
         "are a little worse)",
     )
+    parser.add_argument(
+        "--daemon-env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="set a variable in the daemon's environment only, e.g. PGOPTIONS='-c synchronous_commit=off' "
+        "(repeatable; recorded in the JSON)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the work directory (logs, id logs)")
     parser.add_argument("--render", type=Path, metavar="FILE", help="print the tables of a saved JSON run and exit")
     sizes = parser.add_argument_group("sizes (defaults: full run; --smoke changes them, a flag overrides both)")
     for f in dataclasses.fields(Plan):
         sizes.add_argument(f"--{f.name.replace('_', '-')}", type=type(f.default), metavar="N")
     args = parser.parse_args(argv)
+    if any("=" not in item for item in args.daemon_env):
+        parser.error("--daemon-env takes NAME=VALUE")
     unknown = set(args.databases.split(",")) - set(report.DATABASES)
     if unknown:
         parser.error(f"unknown databases: {', '.join(sorted(unknown))}")
@@ -127,7 +137,8 @@ def run_database(vendor: str, args, plan: Plan, workdir: Path, small: Path, wrk:
 
 
 def measure(vendor, args, plan: Plan, workdir, env, db, web, seeded, due, first, wrk, script, say) -> dict:
-    with daemon.runexpiry(env, workdir, f"runexpiry-{vendor}", due["canary"]) as expiry:
+    daemon_env = {**env, **dict(item.split("=", 1) for item in args.daemon_env)}
+    with daemon.runexpiry(daemon_env, workdir, f"runexpiry-{vendor}", due["canary"]) as expiry:
         ready_at = time.time()
         # The load starts now and ends half a second after the last deadline.
         seconds = math.ceil(first + plan.seconds + 0.5 - ready_at)
@@ -223,6 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     meta["command"] = " ".join(["python -m bench.mixed", *(argv if argv is not None else sys.argv[1:])])
     meta["preset"] = "smoke" if args.smoke else "full"
     meta["profiled"] = bool(args.profile)
+    meta["daemon_env"] = args.daemon_env
     full = report.build(meta, dataclasses.asdict(plan), databases)
     print(report.render(full))
     if args.json:

@@ -35,8 +35,14 @@ def render(full: dict) -> str:
         f"  gunicorn {plan['workers']} workers x {plan['threads']} threads; wrk {plan['connections']} connections, "
         f"{plan['create_fraction']:.0%} POST /api/shares/ (lifetime {plan['created_lifetime_s']} s), "
         f"the rest GET /s/<token> (100 B); {plan['due_per_s']:,} seeded shares/s due for {plan['seconds']} s",
-        "",
     ]
+    if meta.get("daemon_env"):
+        lines.append(f"  the daemon's environment adds: {' '.join(meta['daemon_env'])}")
+    if meta.get("profiled"):
+        lines.append(
+            "  PROFILED: py-spy paused the daemon to sample it; its lateness is a little worse than unprofiled"
+        )
+    lines.append("")
     header = (
         f"  {'database':<11}{'req/s':>8}{'creates/s':>10}{'failed':>7}{'shares':>8}"
         f"{'p50 ms':>8}{'p99 ms':>8}{'p99.9 ms':>9}{'max ms':>8}{'not exp.':>9}{'daemon CPU':>11}"
