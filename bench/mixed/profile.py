@@ -12,7 +12,6 @@ from collections import Counter
 from pathlib import Path
 
 EXPIRY_THREAD = ": runexpiry"  # py-spy's thread frame: "thread (<tid>): runexpiry"
-SLEEPS = ("usleep", "nanosleep", "clock_nanosleep")
 
 CATEGORIES = (
     # SQLite's default busy handler sleeps 1, 2, 5, 10, ... up to 100 ms
