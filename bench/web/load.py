@@ -18,11 +18,9 @@ WRK = os.environ.get("WRK", "wrk")
 REQUEST_TIMEOUT_S = 60
 MARKER = "BENCH_JSON "
 
-SCRIPT = r"""
-wrk.method = os.getenv("BENCH_METHOD") or "GET"
-local body = os.getenv("BENCH_BODY")
-if body and body ~= "" then wrk.body = body end
-
+# The summary as one JSON line; every script of ours ends with it (the mixed
+# benchmark's too, bench/mixed/traffic.py).
+DONE = r"""
 done = function(summary, latency, requests)
   local e = summary.errors
   local n = summary.requests
@@ -35,6 +33,14 @@ done = function(summary, latency, requests)
     p(50), p(99), latency.max))
 end
 """
+SCRIPT = (
+    r"""
+wrk.method = os.getenv("BENCH_METHOD") or "GET"
+local body = os.getenv("BENCH_BODY")
+if body and body ~= "" then wrk.body = body end
+"""
+    + DONE
+)
 
 
 def find_wrk() -> str:
@@ -72,12 +78,28 @@ def run(
     headers: dict[str, str] | None = None,
 ) -> dict:
     """Load `url` for `seconds` at `connections`; return wrk's figures and ours."""
+    env = {"BENCH_METHOD": method, "BENCH_BODY": body}
+    return run_script(wrk, script, url, connections=connections, seconds=seconds, env=env, headers=headers)
+
+
+def run_script(
+    wrk: str,
+    script: Path,
+    url: str,
+    *,
+    connections: int,
+    seconds: int,
+    env: dict[str, str],
+    headers: dict[str, str] | None = None,
+) -> dict:
+    """Run wrk with `script` (ending with DONE), the variables `env` added to
+    its environment; return wrk's figures and ours."""
     threads = min(connections, 2)  # wrk needs far less CPU than the server; one thread per core at most
     command = [wrk, "-t", str(threads), "-c", str(connections), "-d", f"{seconds}s"]
     command += ["--timeout", f"{REQUEST_TIMEOUT_S}s", "-s", str(script)]
     for name, value in (headers or {}).items():
         command += ["-H", f"{name}: {value}"]
-    env = {**os.environ, "BENCH_METHOD": method, "BENCH_BODY": body}
+    env = {**os.environ, **env}
     try:
         done = subprocess.run(
             [*command, url], capture_output=True, text=True, env=env, timeout=seconds + REQUEST_TIMEOUT_S + 30

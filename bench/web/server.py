@@ -175,7 +175,7 @@ def gunicorn(env: dict[str, str], log: Path, *, workers: int, threads: int, prob
             # Its own process group, stopped as one by us (not by the terminal's
             # Ctrl-C, which reaches us and runs the finally below).
             start_new_session=True,
-            preexec_fn=_die_with_parent,
+            preexec_fn=die_with_parent,
         )
     server = Server(process, port, workers, log)
     try:
@@ -185,7 +185,7 @@ def gunicorn(env: dict[str, str], log: Path, *, workers: int, threads: int, prob
         stop(process)
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """In the child: SIGTERM when the benchmark dies, even by SIGKILL, so no
     server outlives it (Linux only)."""
     with contextlib.suppress(OSError, AttributeError):
