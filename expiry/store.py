@@ -23,6 +23,7 @@ from django.db.models.expressions import RawSQL
 from django.utils.duration import duration_microseconds
 
 from expiry.signals import shares_expired
+from expiry.sqlite_lock import begin_immediate
 from sharing.models import Share, ShareEvent
 from webhooks.outbox import pg_expiry_deliveries, sqlite_add_deliveries, sqlite_event_mark
 
@@ -239,7 +240,7 @@ class ShareStore:
         raw = connection.connection
         own = not connection.in_atomic_block
         if own:
-            raw.execute("BEGIN IMMEDIATE")
+            begin_immediate(raw, connection.settings_dict["OPTIONS"].get("timeout", 5.0))
         try:
             rows = raw.execute(sql, params).fetchall()
             if rows:

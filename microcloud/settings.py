@@ -90,6 +90,9 @@ except ValueError as exc:
     raise ImproperlyConfigured(f"DATABASE_URL is not a database URL: {exc}") from None
 
 if _db["ENGINE"] == "django.db.backends.sqlite3":
+    # Django's backend, with writers queued in the kernel rather than in
+    # SQLite's sleeping busy handler (microcloud.writer_queue).
+    _db["ENGINE"] = "microcloud.sqlite_writers"
     _db["OPTIONS"] = {
         # IMMEDIATE: a transaction takes the write lock when it begins, so a
         # read-then-write never fails with "database is locked" half-way (a

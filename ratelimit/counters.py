@@ -23,6 +23,8 @@ from django.conf import settings
 from django.core.cache import caches
 from redis.exceptions import RedisError
 
+from microcloud.writer_queue import WriterQueue
+
 
 class CountersUnavailable(Exception):
     """The shared counters cannot be reached: Redis is down, or the SQLite
@@ -100,6 +102,7 @@ class SqliteCounters:
                 "CREATE TABLE IF NOT EXISTS counter (key TEXT PRIMARY KEY, n INTEGER NOT NULL, expires REAL NOT NULL)"
             )
             self.local.conn = conn
+            self.local.queue = WriterQueue(self.path)
         return conn
 
     def _write(self, sql: str, params: list):
@@ -108,13 +111,18 @@ class SqliteCounters:
         "database is locked" at once instead of waiting (SQLite's busy
         handler is not called for that upgrade). Return the first row."""
         conn = self._connection()
-        conn.execute("BEGIN IMMEDIATE")  # waits up to the connection's timeout
+        queue = self.local.queue  # writers of all workers take turns (microcloud.writer_queue)
+        queue.join()
         try:
-            row = conn.execute(sql, params).fetchone()
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
+            conn.execute("BEGIN IMMEDIATE")  # waits up to the connection's timeout
+            try:
+                row = conn.execute(sql, params).fetchone()
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+        finally:
+            queue.leave()
         return row
 
     def incr(self, key: str, ttl: float) -> int:

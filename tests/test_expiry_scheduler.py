@@ -306,3 +306,42 @@ def test_catch_up_works_in_batches(frozen, share_due):
     scheduler = ExpiryScheduler(ShareStore(), clock=time.time, refresh_interval=60, batch_size=3)
     assert scheduler.catch_up() == 7
     assert not Share.objects.filter(status=Share.Status.ACTIVE).exists()
+
+
+class NoticesAtHand:
+    """A watcher whose notices are ready (as the wake-up socket's or LISTEN's)."""
+
+    def __init__(self):
+        self.pending: list[tuple[int, float]] = []
+        self.wants_pickup = False
+
+    def take_notices(self) -> list[tuple[int, float]]:
+        taken, self.pending = self.pending, []
+        return taken
+
+    def pickup_interval(self, default: float) -> float:
+        return default
+
+    def changed(self) -> bool:
+        return False
+
+
+def test_a_notice_is_taken_even_while_shares_keep_falling_due(frozen, share_due):
+    """Under a steady stream of due shares there is never an idle step: a
+    notice must not wait for one (nor for the safety-net pick-up)."""
+    first, second, created_meanwhile = share_due(5), share_due(6), share_due(30)
+    watcher = NoticesAtHand()
+    scheduler = make_scheduler(watcher=watcher)
+    scheduler.step()  # refresh: the window holds the first two
+    Share.objects.filter(pk=created_meanwhile.pk).update(expires_at=first.expires_at + timedelta(seconds=0.5))
+    created_meanwhile.refresh_from_db()
+    frozen.tick(5)  # the first is due: every step now has due work until the second
+    watcher.pending.append((created_meanwhile.pk, created_meanwhile.expires_at.timestamp()))
+    assert scheduler.step()
+    assert scheduler.scheduled_deadline(created_meanwhile.pk) == created_meanwhile.expires_at.timestamp()
+    assert status_of(first) == Share.Status.EXPIRED
+    frozen.tick(1)
+    while scheduler.step():
+        pass
+    assert status_of(created_meanwhile) == Share.Status.EXPIRED
+    assert status_of(second) == Share.Status.EXPIRED
