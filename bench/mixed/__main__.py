@@ -67,7 +67,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--render", type=Path, metavar="FILE", help="print the tables of a saved JSON run and exit")
     sizes = parser.add_argument_group("sizes (defaults: full run; --smoke changes them, a flag overrides both)")
     for f in dataclasses.fields(Plan):
-        sizes.add_argument(f"--{f.name.replace('_', '-')}", type=type(f.default), metavar="N")
+        kind = float if f.type in (float, "float") else int  # workers has a default_factory, no default
+        sizes.add_argument(f"--{f.name.replace('_', '-')}", type=kind, metavar="N")
     args = parser.parse_args(argv)
     if any("=" not in item for item in args.daemon_env):
         parser.error("--daemon-env takes NAME=VALUE")
