@@ -8,6 +8,7 @@ import re
 from datetime import UTC, datetime, timedelta
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import connections, router
 from django.urls import reverse
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
@@ -185,6 +186,35 @@ class OwnFileField(serializers.PrimaryKeyRelatedField):
 
     def get_queryset(self):
         return StoredFile.objects.filter(owner=self.context["request"].user)
+
+    def to_internal_value(self, data):
+        """DRF's get_queryset().get(pk=data), with the same answers for the
+        same input, as one plain SELECT of the id (the ORM's cost ~0.3 ms a
+        share created). The file comes back with only id and owner_id loaded:
+        sharing a file needs no more (another field would be read on use)."""
+        if isinstance(data, bool):
+            self.fail("incorrect_type", data_type=type(data).__name__)
+        pk_field = StoredFile._meta.pk
+        try:
+            pk = pk_field.get_prep_value(data)  # int(data), as the ORM's lookup makes it
+        except (TypeError, ValueError):
+            self.fail("incorrect_type", data_type=type(data).__name__)
+        owner_id = self.context["request"].user.pk
+        connection = connections[router.db_for_read(StoredFile)]
+        low, high = connection.ops.integer_field_range(pk_field.get_internal_type())
+        row = None
+        if low <= pk <= high:  # beyond, the ORM finds nothing without asking
+            quote = connection.ops.quote_name
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    f"SELECT {quote(pk_field.column)} FROM {quote(StoredFile._meta.db_table)} "
+                    f"WHERE {quote(pk_field.column)} = %s AND {quote(StoredFile.owner.field.column)} = %s",
+                    [pk, owner_id],
+                )
+                row = cursor.fetchone()
+        if row is None:
+            self.fail("does_not_exist", pk_value=data)
+        return StoredFile.from_db(connection.alias, [pk_field.attname, "owner_id"], [row[0], owner_id])
 
 
 def refuse_unknown_fields(serializer: serializers.Serializer, message: str) -> None:

@@ -225,7 +225,7 @@ class Share(DownloadCounting, models.Model):
                 raise ValidationError({"expires_at": "The deadline passed before the share could be created."})
             share = cls.objects.create(
                 file=file,
-                owner=file.owner,
+                owner_id=file.owner_id,  # not file.owner: a query for a row only its id is needed of
                 expires_at=expires_at,
                 max_downloads=max_downloads,
                 password_hash=password_hash,
