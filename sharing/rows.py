@@ -12,7 +12,7 @@ the field's), so a datetime comes back aware on SQLite, a duration as a
 timedelta, a boolean as a bool, on every backend.
 """
 
-from django.db import models
+from django.db import connections, models
 
 
 def columns(connection, alias: str, model: type[models.Model]) -> str:
@@ -32,3 +32,36 @@ def instance(connection, model: type[models.Model], values) -> models.Model:
                 value = converter(value, column, connection)
         converted.append(value)
     return model.from_db(connection.alias, [field.attname for field in fields], converted)
+
+
+def insert(instance: models.Model, using: str) -> None:
+    """INSERT `instance` as save(force_insert=True) would, and set its id.
+
+    What the ORM's save() costs over the statement (~0.3 ms a row on the
+    create path, against ~50 us) is compiling the INSERT; no model of ours
+    listens to pre_save or post_save, so there is nothing else to keep. A
+    value the database must compute (an expression, db_default) goes through
+    save() itself."""
+    connection = connections[using]
+    meta = instance._meta
+    fields = [field for field in meta.concrete_fields if field is not meta.auto_field]
+    values = [field.pre_save(instance, True) for field in fields]
+    if any(hasattr(value, "resolve_expression") for value in values):
+        instance.save(force_insert=True, using=using)
+        return
+    quote = connection.ops.quote_name
+    sql = (
+        f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(field.column) for field in fields)}) "
+        f"VALUES ({', '.join(['%s'] * len(fields))})"
+    )
+    returning = connection.features.can_return_columns_from_insert
+    if returning:
+        sql += f" RETURNING {quote(meta.auto_field.column)}"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            sql, [field.get_db_prep_save(value, connection) for field, value in zip(fields, values, strict=True)]
+        )
+        pk = cursor.fetchone()[0] if returning else connection.ops.last_insert_id(cursor, meta.db_table, meta.pk.column)
+    setattr(instance, meta.auto_field.attname, pk)
+    instance._state.adding = False
+    instance._state.db = using

@@ -5,14 +5,16 @@ from datetime import timedelta
 
 import pytest
 from django.db import connection
+from django.db.models import Value
 from django.test import RequestFactory
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from rest_framework import authentication, exceptions, serializers
 from rest_framework.authtoken.models import Token
 
+from sharing import rows
 from sharing.authentication import TokenAuthentication
-from sharing.models import SharingPolicy
+from sharing.models import Share, ShareEvent, SharingPolicy
 from sharing.serializers import OwnFileField, ShareCreateSerializer
 
 pytestmark = pytest.mark.django_db
@@ -126,3 +128,48 @@ def test_a_policy_change_applies_to_the_next_read():
     SharingPolicy.objects.filter(pk=1).update(max_lifetime=timedelta(days=31))
 
     assert SharingPolicy.current().max_lifetime == timedelta(days=31)
+
+
+# --- inserts ----------------------------------------------------------------------
+
+
+def test_an_insert_stores_what_save_stores(alice, make_file):
+    stored = make_file(alice)
+    now = timezone.now()
+
+    def rows_of(insert):
+        share = Share(file=stored, owner_id=alice.pk, expires_at=now + timedelta(hours=1), max_downloads=3)
+        share.created_at = share.updated_at = now
+        insert(share)
+        event = ShareEvent(
+            share_id=share.pk,
+            kind=ShareEvent.Kind.DOWNLOADED,
+            at=now,
+            lateness=timedelta(milliseconds=1.5),
+            bytes=100,
+            resumed=False,
+            client_address="192.0.2.0",
+            details={"max_downloads": [None, 3], "password": "set"},
+        )
+        insert(event)
+        assert share._state.adding is False
+        assert event._state.db == "default"
+        read = [fields_of(Share.objects.get(pk=share.pk)), fields_of(ShareEvent.objects.get(pk=event.pk))]
+        for values, instance in zip(read, [share, event], strict=True):
+            assert values["id"] == instance.pk
+            del values["id"]
+        del read[0]["token"]
+        del read[1]["share_id"]
+        return read
+
+    assert rows_of(lambda instance: rows.insert(instance, using="default")) == rows_of(lambda instance: instance.save())
+
+
+def test_a_value_the_database_computes_goes_through_save(alice, make_file):
+    stored = make_file(alice)
+    share = Share(file=stored, owner_id=alice.pk, expires_at=timezone.now() + timedelta(hours=1))
+    share.notify_first_download = Value(True)
+
+    rows.insert(share, using="default")
+
+    assert Share.objects.get(pk=share.pk).notify_first_download is True

@@ -16,10 +16,11 @@ from functools import partial
 from django.conf import settings
 from django.contrib.auth import hashers
 from django.core.exceptions import ValidationError
-from django.db import models, transaction
+from django.db import models, router, transaction
 from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
+from sharing import rows
 from sharing.models.clock import locked_now
 from sharing.models.counting import DownloadCounting, reap_later
 from sharing.models.events import ShareEvent, Visitor, change_events, expiry_events
@@ -223,7 +224,7 @@ class Share(DownloadCounting, models.Model):
                 # Only when waiting for the write lock outlasted a very short
                 # lifetime; the CHECK constraint would refuse the row anyway.
                 raise ValidationError({"expires_at": "The deadline passed before the share could be created."})
-            share = cls.objects.create(
+            share = cls(
                 file=file,
                 owner_id=file.owner_id,  # not file.owner: a query for a row only its id is needed of
                 expires_at=expires_at,
@@ -234,6 +235,7 @@ class Share(DownloadCounting, models.Model):
                 created_at=now,
                 updated_at=now,
             )
+            rows.insert(share, using=router.db_for_write(cls))
             ShareEvent.record(
                 share.pk,
                 ShareEvent.Kind.CREATED,
