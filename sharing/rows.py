@@ -12,7 +12,27 @@ the field's), so a datetime comes back aware on SQLite, a duration as a
 timedelta, a boolean as a bool, on every backend.
 """
 
+import functools
+
 from django.db import connections, models
+
+_statements: dict[tuple, str] = {}
+
+
+def statement(connection, build, *args) -> str:
+    """The SQL `build(connection, *args)` writes, built once per database
+    vendor (quoting every name anew cost ~60 calls a share created)."""
+    key = (connection.vendor, build, *args)
+    sql = _statements.get(key)
+    if sql is None:
+        sql = _statements[key] = build(connection, *args)
+    return sql
+
+
+def fetch_one(connection, sql: str, params: list) -> tuple | None:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchone()
 
 
 def columns(connection, alias: str, model: type[models.Model]) -> str:
@@ -23,15 +43,25 @@ def columns(connection, alias: str, model: type[models.Model]) -> str:
 
 def instance(connection, model: type[models.Model], values) -> models.Model:
     """`model` from `values` read in columns() order, as the ORM would build it from its own query."""
-    fields = model._meta.concrete_fields
-    converted = []
-    for field, value in zip(fields, values, strict=True):
+    converted = list(values)
+    for position, field, column in _read_columns(model):
+        value = converted[position]
         if value is not None:
-            column = field.get_col(model._meta.db_table)
             for converter in connection.ops.get_db_converters(column) + field.get_db_converters(connection):
                 value = converter(value, column, connection)
-        converted.append(value)
-    return model.from_db(connection.alias, [field.attname for field in fields], converted)
+            converted[position] = value
+    return model.from_db(connection.alias, _attnames(model), converted)
+
+
+@functools.cache
+def _read_columns(model: type[models.Model]) -> tuple:
+    table = model._meta.db_table
+    return tuple((position, field, field.get_col(table)) for position, field in enumerate(model._meta.concrete_fields))
+
+
+@functools.cache
+def _attnames(model: type[models.Model]) -> list[str]:
+    return [field.attname for field in model._meta.concrete_fields]
 
 
 def insert(instance: models.Model, using: str) -> None:
@@ -44,19 +74,13 @@ def insert(instance: models.Model, using: str) -> None:
     save() itself."""
     connection = connections[using]
     meta = instance._meta
-    fields = [field for field in meta.concrete_fields if field is not meta.auto_field]
+    fields = _inserted_fields(meta)
     values = [field.pre_save(instance, True) for field in fields]
     if any(hasattr(value, "resolve_expression") for value in values):
         instance.save(force_insert=True, using=using)
         return
-    quote = connection.ops.quote_name
-    sql = (
-        f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(field.column) for field in fields)}) "
-        f"VALUES ({', '.join(['%s'] * len(fields))})"
-    )
+    sql = statement(connection, _insert_sql, type(instance))
     returning = connection.features.can_return_columns_from_insert
-    if returning:
-        sql += f" RETURNING {quote(meta.auto_field.column)}"
     with connection.cursor() as cursor:
         cursor.execute(
             sql, [field.get_db_prep_save(value, connection) for field, value in zip(fields, values, strict=True)]
@@ -65,3 +89,19 @@ def insert(instance: models.Model, using: str) -> None:
     setattr(instance, meta.auto_field.attname, pk)
     instance._state.adding = False
     instance._state.db = using
+
+
+def _inserted_fields(meta) -> list:
+    return [field for field in meta.concrete_fields if field is not meta.auto_field]
+
+
+def _insert_sql(connection, model: type[models.Model]) -> str:
+    quote, meta = connection.ops.quote_name, model._meta
+    fields = _inserted_fields(meta)
+    sql = (
+        f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(field.column) for field in fields)}) "
+        f"VALUES ({', '.join(['%s'] * len(fields))})"
+    )
+    if connection.features.can_return_columns_from_insert:
+        sql += f" RETURNING {quote(meta.auto_field.column)}"
+    return sql
