@@ -340,7 +340,7 @@ class ShareSerializer(serializers.ModelSerializer):
         fields' own output is tested (tests/test_api_representation.py)."""
         now = self.context.get("now") or timezone.now()
         lateness = share.lateness
-        utc = timezone.get_current_timezone_name() == "UTC"
+        utc = self._once("utc", lambda: timezone.get_current_timezone_name() == "UTC")
         return {
             "id": share.id,
             "file": share.file_id,
@@ -365,11 +365,15 @@ class ShareSerializer(serializers.ModelSerializer):
             return self._absolute(reverse("public-share", args=[share.token]))
         # A token needs no quoting, so every link is the same prefix and the
         # token: one reverse() and one host check per response, not per share.
-        root = self.root  # the list's serializer for a page of shares
-        prefix = getattr(root, "_link_prefix", None)
-        if prefix is None:
-            prefix = root._link_prefix = self._absolute(reverse("public-share", args=["t"]))[:-1]
-        return prefix + share.token
+        return self._once("link_prefix", lambda: self._absolute(reverse("public-share", args=["t"]))[:-1]) + share.token
+
+    def _once(self, name: str, compute):
+        """`compute()` once per response: kept on the root serializer (the
+        list's, for a page of shares), which lives as long as the response."""
+        cache = self.root.__dict__.setdefault("_per_response", {})
+        if name not in cache:
+            cache[name] = compute()
+        return cache[name]
 
     def _absolute(self, path: str) -> str:
         request = self.context.get("request")
