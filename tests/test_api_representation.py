@@ -4,7 +4,9 @@ for speed; it must equal what the declared fields (the schema's source) produce.
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.test import RequestFactory
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from rest_framework import serializers
 
@@ -66,3 +68,14 @@ def test_it_shows_the_current_time_zone_as_the_fields_do(shared_file):
         fast = ShareSerializer(share, context=context).data
         assert fast == by_fields(share, context)
     assert fast["created_at"].endswith("+01:00") or fast["created_at"].endswith("+02:00")
+
+
+def test_a_page_of_shares_is_read_in_one_query(alice_client, shared_file):
+    variety(shared_file)
+
+    with CaptureQueriesContext(connection) as queries:
+        response = alice_client.get("/api/shares/")
+
+    assert response.status_code == 200
+    assert response.json()["count"] == 6
+    assert len(queries) == 1  # the columns the list leaves unread are never read one share at a time
