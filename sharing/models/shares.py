@@ -218,23 +218,24 @@ class Share(DownloadCounting, models.Model):
     ) -> "Share":
         # Hashing takes ~0.3 s by design: never while holding the write lock.
         password_hash = hashers.make_password(password) if password else ""
+        # Made (and its token drawn) before the write lock is taken: on
+        # SQLite every create waits for the one before it to commit.
+        share = cls(
+            file=file,
+            owner_id=file.owner_id,  # not file.owner: a query for a row only its id is needed of
+            expires_at=expires_at,
+            max_downloads=max_downloads,
+            password_hash=password_hash,
+            notify_first_download=notify_first_download,
+            remind_before_expiry=remind_before_expiry,
+        )
         with transaction.atomic():
             now = timezone.now()
             if expires_at <= now:
                 # Only when waiting for the write lock outlasted a very short
                 # lifetime; the CHECK constraint would refuse the row anyway.
                 raise ValidationError({"expires_at": "The deadline passed before the share could be created."})
-            share = cls(
-                file=file,
-                owner_id=file.owner_id,  # not file.owner: a query for a row only its id is needed of
-                expires_at=expires_at,
-                max_downloads=max_downloads,
-                password_hash=password_hash,
-                notify_first_download=notify_first_download,
-                remind_before_expiry=remind_before_expiry,
-                created_at=now,
-                updated_at=now,
-            )
+            share.created_at = share.updated_at = now
             rows.insert(share, using=router.db_for_write(cls))
             ShareEvent.record(
                 share.pk,
