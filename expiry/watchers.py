@@ -152,7 +152,14 @@ class NotifyWatcher(Watcher):
 
 
 # libpq connection options Django's PostgreSQL backend reads itself.
-DJANGO_ONLY_OPTIONS = {"isolation_level", "server_side_binding", "pool", "assume_role", "cursor_factory"}
+DJANGO_ONLY_OPTIONS = {
+    "isolation_level",
+    "server_side_binding",
+    "prepare_threshold",
+    "pool",
+    "assume_role",
+    "cursor_factory",
+}
 RECONNECT_MAX = 5.0
 
 

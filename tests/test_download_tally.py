@@ -12,6 +12,7 @@ from datetime import timedelta
 import pytest
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from expiry.housekeeping import Housekeeper
@@ -226,3 +227,20 @@ def _closing(work) -> None:
         work()
     finally:
         connection.close()
+
+
+def test_a_new_limit_set_over_the_api_shows_each_download_once(shared_file, alice_client):
+    share = unlimited(shared_file)
+    for _ in range(3):
+        download(share)
+    response = alice_client.patch(f"/api/shares/{share.pk}/", {"max_downloads": 5}, format="json")
+    assert response.status_code == 200, response.content
+    assert (response.json()["download_count"], response.json()["downloads_left"]) == (3, 2)
+
+
+def test_a_created_share_is_answered_without_counting_its_downloads(shared_file, alice_client):
+    with CaptureQueriesContext(connection) as queries:
+        response = alice_client.post("/api/shares/", {"file": shared_file.pk, "expires_in": 60}, format="json")
+    assert response.status_code == 201
+    assert response.json()["download_count"] == 0
+    assert not any("sharing_download" in query["sql"] for query in queries.captured_queries)

@@ -14,8 +14,9 @@ from functools import lru_cache
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
-from django.db import models
+from django.db import models, router
 
+from sharing import rows
 from sharing.signals import share_events_saved
 
 # Longer User-Agent headers are cut: they only ever identify a client.
@@ -130,7 +131,8 @@ class ShareEvent(models.Model):
         cls, share_id: int, kind: str, at: datetime, *, visitor: Visitor | None = None, **fields
     ) -> "ShareEvent":
         """Write one event; call inside the transaction of the change."""
-        event = cls.objects.create(share_id=share_id, kind=kind, at=at, **visitor_fields(visitor), **fields)
+        event = cls(share_id=share_id, kind=kind, at=at, **visitor_fields(visitor), **fields)
+        rows.insert(event, using=router.db_for_write(cls))
         share_events_saved.send(sender=cls, events=[event], using=event._state.db)
         return event
 

@@ -16,10 +16,11 @@ from functools import partial
 from django.conf import settings
 from django.contrib.auth import hashers
 from django.core.exceptions import ValidationError
-from django.db import models, transaction
+from django.db import models, router, transaction
 from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
+from sharing import rows
 from sharing.models.clock import locked_now
 from sharing.models.counting import DownloadCounting, reap_later
 from sharing.models.events import ShareEvent, Visitor, change_events, expiry_events
@@ -232,23 +233,25 @@ class Share(DownloadCounting, models.Model):
     ) -> "Share":
         # Hashing takes ~0.3 s by design: never while holding the write lock.
         password_hash = hashers.make_password(password) if password else ""
+        # Made (and its token drawn) before the write lock is taken: on
+        # SQLite every create waits for the one before it to commit.
+        share = cls(
+            file=file,
+            owner_id=file.owner_id,  # not file.owner: a query for a row only its id is needed of
+            expires_at=expires_at,
+            max_downloads=max_downloads,
+            password_hash=password_hash,
+            notify_first_download=notify_first_download,
+            remind_before_expiry=remind_before_expiry,
+        )
         with transaction.atomic():
             now = timezone.now()
             if expires_at <= now:
                 # Only when waiting for the write lock outlasted a very short
                 # lifetime; the CHECK constraint would refuse the row anyway.
                 raise ValidationError({"expires_at": "The deadline passed before the share could be created."})
-            share = cls.objects.create(
-                file=file,
-                owner=file.owner,
-                expires_at=expires_at,
-                max_downloads=max_downloads,
-                password_hash=password_hash,
-                notify_first_download=notify_first_download,
-                remind_before_expiry=remind_before_expiry,
-                created_at=now,
-                updated_at=now,
-            )
+            share.created_at = share.updated_at = now
+            rows.insert(share, using=router.db_for_write(cls))
             ShareEvent.record(
                 share.pk,
                 ShareEvent.Kind.CREATED,
@@ -257,7 +260,14 @@ class Share(DownloadCounting, models.Model):
                 details={"max_downloads": max_downloads, "password": bool(password)},
             )
             transaction.on_commit(partial(_announce, share.pk, expires_at))
+        share.pending_downloads = 0  # a new share has none: total_downloads needs no query
         return share
+
+    def refresh_from_db(self, *args, **kwargs):
+        super().refresh_from_db(*args, **kwargs)
+        # Annotated when the share was read; a fold since (a new limit, a
+        # reactivation) moved those downloads into download_count.
+        self.__dict__.pop("pending_downloads", None)
 
     def set_expiry(self, expires_at: datetime) -> bool:
         """Renew or shorten an active share that has not expired yet (see change)."""
