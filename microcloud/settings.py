@@ -117,7 +117,7 @@ elif _db["ENGINE"] == "django.db.backends.postgresql":
     # Parameters bound on the server, and a statement run DB_PREPARE_THRESHOLD
     # times on a connection prepared there: planning the same few statements
     # again on every request cost PostgreSQL about as much CPU as running them
-    # (a public download went from ~4.3 to ~2.3 ms). Behind PgBouncer in
+    # (a public download went from ~3.4 to ~2.4 ms). Behind PgBouncer in
     # transaction mode, give it max_prepared_statements or set the threshold
     # to 0 (never prepare; see docs/deployment.md).
     _threshold = envint("DB_PREPARE_THRESHOLD", 2, minimum=0)
