@@ -23,12 +23,11 @@ from ratelimit.logins import LoginRefused, attempt_succeeded, begin_attempt
 from sharing.exceptions import Conflict, Gone
 from sharing.filters import ShareFilterBackend
 from sharing.models import ReactivationRefused, Share, StoredFile
+from sharing.representations import ShareEventSerializer, ShareSerializer
 from sharing.serializers import (
     FileUploadSerializer,
     ShareCreateSerializer,
-    ShareEventSerializer,
     ShareReactivateSerializer,
-    ShareSerializer,
     ShareUpdateSerializer,
     StoredFileSerializer,
 )

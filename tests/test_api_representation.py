@@ -11,7 +11,7 @@ from django.utils import timezone
 from rest_framework import serializers
 
 from sharing.models import Share
-from sharing.serializers import ShareSerializer
+from sharing.representations import ShareSerializer
 
 
 def by_fields(share, context):

@@ -2,7 +2,7 @@
 Webhooks' {"type", "timestamp", "data"} envelope."""
 
 from sharing.models import ShareEvent
-from sharing.serializers import ShareEventSerializer
+from sharing.representations import ShareEventSerializer
 
 
 def event_type(kind: str) -> str:
