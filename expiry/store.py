@@ -271,10 +271,13 @@ class ShareStore:
           second). A batch's rows are a few KB at most (max_batch ids).
         """
         connection.ensure_connection()
-        if connection.connection is not self._tuned:
-            connection.connection.execute("PRAGMA wal_autocheckpoint = 0")
-            connection.connection.execute("PRAGMA temp_store = MEMORY")
-            self._tuned = connection.connection
+        raw = connection.connection
+        if raw is not self._tuned:
+            raw.execute("PRAGMA wal_autocheckpoint = 0")
+            if raw.in_transaction:
+                return  # a caller's atomic block: temp_store cannot change in it; next time
+            raw.execute("PRAGMA temp_store = MEMORY")
+            self._tuned = raw
 
     @property
     def expires_in_bulk(self) -> bool:
