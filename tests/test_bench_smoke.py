@@ -160,3 +160,21 @@ def test_the_rate_scenario_can_lay_ids_out_in_deadline_order():
         shutil.rmtree(workdir, ignore_errors=True)
     assert len(deadlines) > 1
     assert deadlines == sorted(deadlines)
+
+
+def test_the_cost_probe_expires_everything_and_coalescing_cuts_statements():
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "bench.cost_probe", "--shares", "400", "--seconds", "0.2"),
+            *("--coalesce", "0", "0.002", "--json"),
+        ],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    alone, coalesced = json.loads(done.stdout)
+    assert alone["expired"] == coalesced["expired"] == 400
+    assert coalesced["statements"] < alone["statements"]
+    assert alone["cpu_us_per_expiry"] > 0
