@@ -43,6 +43,10 @@ RETRY_DELAY = 5.0
 # every batch cost more CPU than the expiries; well within the 2 s promise.
 REAP_CHUNK = 5000
 REAP_EVERY = 0.25
+# The sweep runs up to this long (at most a fifth of its interval) early when
+# the daemon is awake anyway (an idle one looks for changes every second), so
+# it rarely needs a wake-up of its own: each idle wake-up costs ~0.3 ms of CPU.
+SWEEP_EARLY = 1.0
 
 
 class Housekeeper:
@@ -111,7 +115,8 @@ class Housekeeper:
                 self.next_reap = now + (0 if self._expired else REAP_EVERY)
                 self.reaped += reap_after_shares(chunk, self.using)
                 return True
-            if now >= self.next_sweep and (room >= ROOM or now >= self.next_sweep + MAX_DEFER):
+            early = min(SWEEP_EARLY, self.sweep_interval / 5)
+            if now >= self.next_sweep - early and (room >= ROOM or now >= self.next_sweep + MAX_DEFER):
                 self.next_sweep = now + self.sweep_interval
                 if self._any_ephemeral_file():  # none: nothing the sweep could reap
                     self.reaped += sweep(self.batch_size, self.using)

@@ -274,3 +274,19 @@ def test_the_housekeeper_sweep_still_reaps_when_an_ephemeral_file_exists(ephemer
     assert housekeeper.step(room=10)
     assert gone(media_root, ephemeral)
     assert housekeeper.reaped == 1
+
+
+def test_a_housekeeper_awake_anyway_sweeps_up_to_a_second_early(shared_file):
+    """So the sweep rides on the idle daemon's once-a-second wake-ups."""
+    clock = [100.0]
+    housekeeper = Housekeeper(clock=lambda: clock[0], sweep_interval=5.0)
+    housekeeper.next_purge = clock[0] + 600  # only the sweep in this test
+    assert housekeeper.step(room=10)  # the sweep at start
+    assert housekeeper.seconds_until_next(room=10) == pytest.approx(5.0)  # no wake-up of its own before
+    clock[0] += 3.9
+    assert not housekeeper.step(room=10)
+    clock[0] += 0.2  # 0.9 s before it is due
+    with CaptureQueriesContext(connection) as queries:
+        assert housekeeper.step(room=10)
+    assert len(queries) == 1
+    assert housekeeper.next_sweep == pytest.approx(clock[0] + 5.0)
