@@ -103,14 +103,15 @@ class DeliveryWorker:
 
     # --- idle looks (SQLite) --------------------------------------------------
     #
-    # An idle worker used to run its claim query every poll (~0.36 ms of CPU a
-    # second, a third of an idle daemon's 0.1 % budget). With no undelivered
-    # row at all, nothing can fall due by the clock alone: a new delivery
-    # needs a commit, and every commit by another connection changes this
-    # connection's PRAGMA data_version (~5 us to read). So an idle look
+    # An idle worker ran its claim query (a join) at every poll. With no
+    # undelivered row at all, nothing can fall due by the clock alone: a new
+    # delivery needs a commit, and every commit by another connection changes
+    # this connection's PRAGMA data_version (~5 us to read). So an idle look
     # compares the version with the one taken before the last "nothing
-    # pending" answer, and queries only when it moved. Only for a worker whose
-    # connection nobody else writes deliveries through: WebhookThread's own.
+    # pending" answer, and queries only when it moved (idle daemon: this
+    # thread 0.036 -> 0.029 % of a core; the rest is the wake-up itself).
+    # Only for a worker whose connection nobody else writes deliveries
+    # through: WebhookThread's own.
 
     def _data_version(self):
         connection = self.connection
