@@ -144,14 +144,23 @@ def stamp_gaps(db: Path) -> dict | None:
     return {"n": len(gaps), "p99_ms": gaps[int(0.99 * (len(gaps) - 1))] * 1000, "max_ms": gaps[-1] * 1000}
 
 
-def spread(run: Run, engine: Engine, *, n: int | None = None, span: float | None = None, name="spread") -> dict:
+def spread(
+    run: Run,
+    engine: Engine,
+    *,
+    n: int | None = None,
+    span: float | None = None,
+    name="spread",
+    ordered: bool = False,
+) -> dict:
     n = n or run.sizes.spread_shares
     span = span or run.sizes.spread_seconds
     db = run.dbs.fresh(f"{name}-{engine.key}")
     now = time.time()
     first = now + run.lead(engine, n)
     rng = random.Random(2)  # same deadlines pattern for every engine
-    fill(db, run.dbs.owner_id, [rng.uniform(first, first + span) for _ in range(n)], created_at=now)
+    deadlines = [rng.uniform(first, first + span) for _ in range(n)]
+    fill(db, run.dbs.owner_id, sorted(deadlines) if ordered else deadlines, created_at=now)
     with run.start(engine, db) as proc, Watcher(db) as watcher:
         proc.wait_ready()
         ready_at = time.time()
@@ -174,7 +183,10 @@ def spread(run: Run, engine: Engine, *, n: int | None = None, span: float | None
 
 def rate(run: Run, engine: Engine) -> dict:
     """Our daemon at 10,000 expiries a second: spread, at ten times the rate."""
-    return spread(run, engine, n=run.sizes.rate_shares, span=run.sizes.rate_seconds, name="rate")
+    sizes = run.sizes
+    return spread(
+        run, engine, n=sizes.rate_shares, span=sizes.rate_seconds, name="rate", ordered=bool(sizes.rate_ordered)
+    )
 
 
 def burst(run: Run, engine: Engine) -> dict:

@@ -15,6 +15,10 @@ class Sizes:
     # rate: our daemon at 10,000 expiries a second.
     rate_shares: int = 100_000
     rate_seconds: float = 10.0
+    # 0: deadlines in random id order (the worst case: each expiry dirties its
+    # own table and index pages); 1: ids follow deadlines, as when shares with
+    # one lifetime were created over time (neighbours share pages).
+    rate_ordered: int = 0
     # burst: shares falling due at one instant.
     burst_shares: int = 100_000
     # idle: a big table with nothing due, against a small one.

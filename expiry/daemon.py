@@ -124,7 +124,7 @@ class ExpiryDaemon(threading.Thread):
         if lease is None:
             return True
         try:
-            holding = lease.keep()
+            holding = lease.keep(early=True)  # awake anyway: no wake-up of its own
         except Exception:
             logger.warning("could not renew or take the lease", exc_info=True)
             connections[self.using].close()

@@ -15,9 +15,11 @@
   ends on a full batch comes back after BACKLOG_PAUSE rather than a whole
   interval, so a backlog drains without one long transaction.
 
-Idle cost: the sweep is one query over the partial index of ephemeral files,
-the purge one policy read and one query over the partial index of ended
-shares. The scheduler comes first: this work runs only when no share is due,
+Idle cost: the sweep first asks whether any ephemeral file exists at all
+(a raw one-row probe of the partial index of ephemeral files, ~5 us) and
+runs its query (built by the ORM: ~1.5 ms of CPU, 0.03 % of a core every 5 s)
+only if one does; the purge is one policy read and one query over the
+partial index of ended shares. The scheduler comes first: this work runs only when no share is due,
 and (except pending reaps, which are quick) only when the next deadline is at
 least ROOM seconds away, or once it has waited MAX_DEFER for such a gap.
 A failure is logged and retried RETRY_DELAY later; it never delays expiry.
@@ -30,6 +32,7 @@ from collections.abc import Callable
 from django.db import connections
 
 from expiry.signals import shares_expired
+from sharing.models import StoredFile
 from sharing.models.ephemeral import reap_after_shares, sweep
 from sharing.models.retention import purge_ended_shares
 from sharing.models.tally import fold_pending
@@ -45,6 +48,10 @@ RETRY_DELAY = 5.0
 # every batch cost more CPU than the expiries; well within the 2 s promise.
 REAP_CHUNK = 5000
 REAP_EVERY = 0.25
+# The sweep runs up to this long (at most a fifth of its interval) early when
+# the daemon is awake anyway (an idle one looks for changes every second), so
+# it rarely needs a wake-up of its own: each idle wake-up costs ~0.3 ms of CPU.
+SWEEP_EARLY = 1.0
 
 
 class Housekeeper:
@@ -113,9 +120,11 @@ class Housekeeper:
                 self.next_reap = now + (0 if self._expired else REAP_EVERY)
                 self.reaped += reap_after_shares(chunk, self.using)
                 return True
-            if now >= self.next_sweep and (room >= ROOM or now >= self.next_sweep + MAX_DEFER):
+            early = min(SWEEP_EARLY, self.sweep_interval / 5)
+            if now >= self.next_sweep - early and (room >= ROOM or now >= self.next_sweep + MAX_DEFER):
                 self.next_sweep = now + self.sweep_interval
-                self.reaped += sweep(self.batch_size, self.using)
+                if self._any_ephemeral_file():  # none: nothing the sweep could reap
+                    self.reaped += sweep(self.batch_size, self.using)
                 self._fold()
                 return True
             if now >= self.next_purge and (room >= ROOM or now >= self.next_purge + MAX_DEFER):
@@ -138,6 +147,15 @@ class Housekeeper:
             self.folded += folded
             if folded < self.batch_size:
                 return
+
+    def _any_ephemeral_file(self) -> bool:
+        connection = connections[self.using]
+        table = connection.ops.quote_name(StoredFile._meta.db_table)
+        # The bare boolean column matches file_ephemeral_idx's WHERE on both
+        # databases; a bound parameter would not let SQLite use the index.
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT 1 FROM {table} WHERE delete_when_unshared LIMIT 1")
+            return cursor.fetchone() is not None
 
     def _purge_batch(self, now: float) -> None:
         purged = purge_ended_shares(self.batch_size, self.using)

@@ -25,6 +25,11 @@ from expiry.models import Lease
 from expiry.store import to_datetime
 
 DEFAULT_TTL = 5.0
+# A daemon awake anyway (an idle one looks for changes every second) renews up
+# to this fraction of the ttl early (1 s of the default 5), so its renewals
+# ride on those wake-ups instead of waking it on their own: each idle wake-up
+# costs more CPU (~0.3 ms, cold caches) than the renewal's UPDATE.
+EARLY_RENEWAL = 0.2
 
 
 def new_owner_id() -> str:
@@ -58,10 +63,12 @@ class LeaseKeeper:
     def seconds_until_renewal(self) -> float:
         return max(0.0, self.renew_at - self.clock())
 
-    def keep(self) -> bool:
-        """Renew the lease when due, or try to take it; return whether we hold it."""
+    def keep(self, *, early: bool = False) -> bool:
+        """Renew the lease when due (with `early`, up to EARLY_RENEWAL of the
+        ttl before), or try to take it; return whether we hold it."""
         now = self.clock()
-        if now < self.renew_at and now < self.held_until:
+        renew_at = self.renew_at - (self.ttl * EARLY_RENEWAL if early else 0.0)
+        if now < renew_at and now < self.held_until:
             return True
         if now >= self.held_until and self._held_by_another(now):
             return False

@@ -22,7 +22,8 @@ does differently:
   (PostgreSQL) is looked at again RECHECK_DELAY later, not at once: the other
   daemon is expiring it, and retrying at once would spin.
 - One step does one bounded piece of work (a batch), so the daemon can renew
-  its lease, and stop, between batches of a large burst.
+  its lease, and stop, between batches of a large burst. How due shares
+  become statements (stamped chunks, SQLite bursts) is in expiry/bursts.py.
 - The scheduler never sleeps. It takes its clock as an argument and says how
   long until it next has work (`seconds_until_next`), so its logic is tested
   with a fake clock, and the daemon thread decides how to wait.
@@ -36,8 +37,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
-from django.db import DataError
-
+from expiry import bursts
+from expiry.bursts import ChunkedExpiry
 from expiry.notify import valid_deadline
 from expiry.reminders import NoReminders
 from expiry.store import ShareDeadline, ShareStore
@@ -53,20 +54,6 @@ WINDOW_OVERLAP = 1.0
 # 5000-row batch takes ~50 ms), short enough to matter little if the holder
 # was a web request that then left the share due.
 RECHECK_DELAY = 0.1
-# Each expiry statement is stamped just before it runs and commits when it
-# ends, so its length bounds how much earlier than the commit `ended_at` can
-# be. Chunks of due shares are sized to take about this long (a 100k burst in
-# ~500-id chunks drains as fast as in one transaction, whose stamp preceded
-# its commit by 0.26 s), between these sizes.
-CHUNK_TARGET = 0.002
-MIN_CHUNK, FIRST_CHUNK = 20, 500
-# A burst reads at most this many due ids at once (one step), so the daemon
-# renews its lease and notices a stop request between pieces of a huge one.
-BURST_STEP = 50_000
-
-# What a statement raises for an id no share can have (the database refuses
-# the value itself): not transient, so retrying the batch would never succeed.
-BAD_ENTRY_ERRORS = (OverflowError, ValueError, TypeError, DataError)
 
 
 def refresh_interval_for(default_lifetime: timedelta) -> float:
@@ -87,7 +74,7 @@ class ExpiryStats:
     pickups: int = 0
 
 
-class ExpiryScheduler:
+class ExpiryScheduler(ChunkedExpiry):
     def __init__(
         self,
         store: ShareStore,
@@ -115,7 +102,7 @@ class ExpiryScheduler:
         self.stats = ExpiryStats()
         # Each share's second deadline (its reminder), fed by the same refresh and pick-up.
         self.reminders = reminders if reminders is not None else NoReminders()
-        self._chunk = FIRST_CHUNK
+        self._chunk = bursts.FIRST_CHUNK  # statement size, adapted by ChunkedExpiry
 
         self._heap: list[tuple[float, int]] = []
         self._scheduled: dict[int, float] = {}
@@ -343,85 +330,6 @@ class ExpiryScheduler:
                     self.schedule(share_id, deadline_of[share_id])
             raise
         return expired_total
-
-    def _expire_chunk(self, batch: list[int]) -> tuple[list[int], list[int], float]:
-        """Expire one chunk in its own statement, stamped just before it
-        runs; adapt the chunk size so a statement takes about CHUNK_TARGET.
-        Return (expired, dropped, stamp)."""
-        stamp = self.clock()
-        started = time.perf_counter()
-        expired, dropped = self._expire_batch(batch, stamp)
-        took = time.perf_counter() - started
-        self.stats.worst_stamp_gap = max(self.stats.worst_stamp_gap, took)
-        if took > CHUNK_TARGET:
-            self._chunk = max(MIN_CHUNK, int(len(batch) * CHUNK_TARGET / took))
-        elif len(batch) >= self._chunk and took < CHUNK_TARGET / 2:
-            self._chunk = min(self.store.max_batch, self._chunk * 3 // 2)
-        return expired, dropped, stamp
-
-    def _expire_burst(self, first_batch: list[tuple[float, int]]) -> int:
-        """Expire the shares due now straight from the database (SQLite):
-        read their ids through the expiry index, then expire them in chunks
-        of sorted ids, each chunk its own statement with its own stamp. The
-        database goes first: popping 100k heap entries takes ~0.1 s that no
-        share should wait for. Then drop the heap's due entries and
-        reschedule what the database left active (renewed or unshared)."""
-        start = self.clock()
-        try:
-            due_ids = self.store.due_ids(start, BURST_STEP)
-        except BaseException:
-            self._restore(first_batch)
-            raise
-        due = first_batch + self.pop_due(start)
-        deadline_of = {share_id: self._real_deadline.pop(share_id, expires_at) for expires_at, share_id in due}
-        expired_all: set[int] = set()
-        pending = sorted(due_ids)
-        try:
-            while pending:
-                batch = pending[: self._chunk]
-                expired, _dropped, stamp = self._expire_chunk(batch)
-                del pending[: len(batch)]
-                expired_all.update(expired)
-                self._record_batch(expired, deadline_of, stamp)
-        except BaseException:
-            self._restore([(deadline_of[i], i) for i in deadline_of.keys() - expired_all])
-            raise
-        left = deadline_of.keys() - expired_all
-        if len(due_ids) >= BURST_STEP:
-            # The read stopped at its limit: entries it did not reach are
-            # still due, and the next step takes them.
-            read = set(due_ids)
-            self._restore([(deadline_of[i], i) for i in left - read])
-            left &= read
-        # Left active although due when popped: renewed or unshared meanwhile.
-        changed = left
-        if changed:
-            self._reschedule_survivors(changed, self.clock())
-        return len(expired_all)
-
-    def _restore(self, entries: list[tuple[float, int]]) -> None:
-        """Put popped entries back after a failure: no share is lost."""
-        for expires_at, share_id in entries:
-            if share_id not in self._scheduled:
-                self.schedule(share_id, expires_at)
-
-    def _expire_batch(self, batch: list[int], stamp: float) -> tuple[list[int], list[int]]:
-        """Expire `batch`; return (expired ids, ids dropped as impossible).
-
-        An id the database refuses outright fails the whole statement; halve
-        the batch until it is alone and drop it, so it cannot hold the real
-        shares batched with it hostage.
-        """
-        try:
-            return self.store.expire(batch, stamp), []
-        except BAD_ENTRY_ERRORS:
-            if len(batch) == 1:
-                logger.error("dropped share id %r: the database refuses it", batch[0], exc_info=True)
-                return [], list(batch)
-        half = len(batch) // 2
-        first_expired, first_dropped = self._expire_batch(batch[:half], stamp)
-        rest_expired, rest_dropped = self._expire_batch(batch[half:], stamp)
-        return first_expired + rest_expired, first_dropped + rest_dropped
 
     # --- helpers -------------------------------------------------------------
 

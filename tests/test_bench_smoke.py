@@ -130,3 +130,51 @@ def test_report_has_machine_floor_ratios_and_targets(report):
     assert report["targets"]
     assert all(isinstance(t["met"], bool) for t in report["targets"])
     assert report["meta"]["preset"] == "smoke"
+
+
+def test_the_rate_scenario_can_lay_ids_out_in_deadline_order():
+    """--rate-ordered 1: ids follow deadlines (shares of one lifetime created
+    over time), beside the default random layout, the worst case for pages."""
+    import re
+    import shutil
+    import sqlite3
+
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "bench", "--smoke", "--scenarios", "rate", "--engines", "daemon"),
+            *("--rate-ordered", "1", "--floor-waits", "10", "--keep"),
+        ],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "ids in deadline order" in done.stdout
+    workdir = Path(re.search(r"work directory (\S+);", done.stderr).group(1))
+    try:
+        (db,) = workdir.glob("*-rate-daemon.sqlite3")
+        with sqlite3.connect(db) as conn:
+            deadlines = [row[0] for row in conn.execute("SELECT expires_at FROM sharing_share ORDER BY id")]
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    assert len(deadlines) > 1
+    assert deadlines == sorted(deadlines)
+
+
+def test_the_cost_probe_expires_everything_and_coalescing_cuts_statements():
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "bench.cost_probe", "--shares", "400", "--seconds", "0.2"),
+            *("--coalesce", "0", "0.002", "--json"),
+        ],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    alone, coalesced = json.loads(done.stdout)
+    assert alone["expired"] == coalesced["expired"] == 400
+    assert coalesced["statements"] < alone["statements"]
+    assert alone["cpu_us_per_expiry"] > 0

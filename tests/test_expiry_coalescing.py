@@ -14,7 +14,7 @@ from django.db import connection  # noqa: F401  (read by skipif conditions)
 from django.utils import timezone
 from freezegun import freeze_time
 
-from expiry import scheduler as scheduler_module
+from expiry import bursts
 from expiry.scheduler import ExpiryScheduler
 from expiry.signals import shares_expired
 from expiry.store import ShareStore
@@ -94,7 +94,7 @@ def burst_due(stored_file, count: int) -> tuple[list[int], ExpiryScheduler]:
 
 @pytest.mark.skipif("connection.vendor != 'sqlite'", reason="bursts read their ids first on SQLite only")
 def test_a_burst_goes_in_chunks_each_stamped_just_before_its_statement(shared_file, monkeypatch):
-    monkeypatch.setattr(scheduler_module, "FIRST_CHUNK", 100)
+    monkeypatch.setattr(bursts, "FIRST_CHUNK", 100)
     ids, scheduler = burst_due(shared_file, 450)
     stamps = []
     shares_expired.connect(
@@ -117,7 +117,7 @@ def test_a_burst_goes_in_chunks_each_stamped_just_before_its_statement(shared_fi
 
 @pytest.mark.skipif("connection.vendor != 'sqlite'", reason="bursts read their ids first on SQLite only")
 def test_a_burst_larger_than_a_step_is_finished_by_the_next_steps(shared_file, monkeypatch):
-    monkeypatch.setattr(scheduler_module, "BURST_STEP", 120)
+    monkeypatch.setattr(bursts, "BURST_STEP", 120)
     ids, scheduler = burst_due(shared_file, 300)
     steps = 0
     while scheduler.step():

@@ -94,6 +94,19 @@ def test_the_daemon_connection_leaves_checkpoints_to_the_checkpointer(shared_fil
         assert cursor.fetchone()[0] == 0
 
 
+def test_the_daemon_connection_keeps_its_temporary_tables_in_memory(shared_file):
+    # The expiry UPDATE's RETURNING goes through a temporary table: in a
+    # file, every batch would open and unlink one in /var/tmp.
+    share = Share.create_for(file=shared_file, expires_at=timezone.now() + timedelta(milliseconds=1))
+    time.sleep(0.01)
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA temp_store = DEFAULT")
+    ShareStore().expire([share.pk], time.time())
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA temp_store")
+        assert cursor.fetchone()[0] == 2  # MEMORY
+
+
 def test_the_checkpointer_runs_after_expiries_and_rests_when_idle(shared_file):
     checkpointer = WalCheckpointer(connection.settings_dict["NAME"], busy_interval=0.05, idle_interval=60)
     checkpointer.start()

@@ -42,3 +42,20 @@ def test_a_holder_whose_lease_was_taken_does_not_renew_it():
     clock.now += 3.1
     assert not first.keep()
     assert Lease.objects.get(name="runexpiry").owner == "b"
+
+
+def test_a_daemon_awake_anyway_renews_up_to_a_fifth_of_the_ttl_early():
+    """So renewals ride on the idle daemon's once-a-second wake-ups."""
+    clock = Clock()
+    keeper = LeaseKeeper(ttl=5, owner="a", clock=clock)
+    assert keeper.keep()
+    clock.now += 1.4  # renewal due at 2.5; early from 1.5
+    with CaptureQueriesContext(connection) as nothing:
+        assert keeper.keep(early=True)
+    assert len(nothing) == 0
+    clock.now += 0.2
+    with CaptureQueriesContext(connection) as renewal:
+        assert keeper.keep(early=True)
+    assert [q["sql"].split()[0] for q in renewal] == ["UPDATE"]
+    assert keeper.seconds_until_renewal() == pytest.approx(2.5)
+    assert Lease.objects.get(name="runexpiry").expires_at.timestamp() == pytest.approx(clock.now + 5)

@@ -70,6 +70,8 @@ def fold_pending(limit: int = FOLD_BATCH, using: str = "default") -> int:
     shares were folded (fewer than `limit`: nothing more is pending now)."""
     from sharing.models.shares import Share  # shares imports counting, which imports this module
 
+    if not _any_pending(using):
+        return 0  # the daemon's usual case: no write transaction for nothing
     with transaction.atomic(using=using):
         share_ids = list(
             Download.objects.using(using)
@@ -82,3 +84,13 @@ def fold_pending(limit: int = FOLD_BATCH, using: str = "default") -> int:
             locked_now(Share.objects.using(using).filter(pk__in=share_ids))
             fold_locked(share_ids, using)
     return len(share_ids)
+
+
+def _any_pending(using: str) -> bool:
+    connection = connections[using]
+    table = connection.ops.quote_name(Download._meta.db_table)
+    # The bare boolean column matches download_pending_idx's WHERE (a bound
+    # parameter would not let SQLite use the partial index).
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT 1 FROM {table} WHERE pending LIMIT 1")
+        return cursor.fetchone() is not None
