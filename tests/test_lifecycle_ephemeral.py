@@ -251,14 +251,15 @@ def test_the_housekeeper_reaps_expiry_batches_together(ephemeral, media_root):
 
 
 def test_the_housekeeper_sweeps_only_when_an_ephemeral_file_exists(shared_file, media_root):
-    """Idle cost: without any ephemeral file the sweep is a one-row probe,
-    not the sweep's query (~1.5 ms of CPU every 5 s on an idle daemon)."""
+    """Idle cost: without any ephemeral file (or pending download to fold)
+    the sweep is one-row probes, not the sweep's query (~1.5 ms of CPU every
+    5 s on an idle daemon) nor a write transaction."""
     clock = [100.0]
     housekeeper = Housekeeper(clock=lambda: clock[0])
     housekeeper.next_purge = clock[0] + 60  # only the sweep in this test
     with CaptureQueriesContext(connection) as queries:
         assert housekeeper.step(room=10)
-    assert len(queries) == 1
+    assert [query["sql"].endswith("LIMIT 1") for query in queries] == [True, True]
     assert "delete_when_unshared LIMIT 1" in queries[0]["sql"]
     assert on_disk(media_root, shared_file).exists()
 
@@ -288,5 +289,5 @@ def test_a_housekeeper_awake_anyway_sweeps_up_to_a_second_early(shared_file):
     clock[0] += 0.2  # 0.9 s before it is due
     with CaptureQueriesContext(connection) as queries:
         assert housekeeper.step(room=10)
-    assert len(queries) == 1
+    assert len(queries) == 2  # the sweep's probes: ephemeral files, pending downloads
     assert housekeeper.next_sweep == pytest.approx(clock[0] + 5.0)
