@@ -209,6 +209,7 @@ def test_postgresql_downloads_of_one_link_do_not_wait_for_each_other(shared_file
         for thread in threads:
             thread.join(60)
     assert order == ["second counted", "first commits", "unshared"]
+    share.refresh_from_db()
     assert share.total_downloads == 2
 
 
