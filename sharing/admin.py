@@ -1,4 +1,4 @@
-"""The Django admin for files, shares and the sharing policy.
+"""The Django admin for shares and the sharing policy (files: admin_files.py).
 
 Every state change made here goes through the model methods (Share.unshare,
 Share.set_expiry, StoredFile.delete_with_shares), never a plain save(): those
@@ -12,17 +12,15 @@ from datetime import timedelta
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db.models import Case, Count, DurationField, ExpressionWrapper, F, When
-from django.forms.models import BaseInlineFormSet
+from django.db.models import Case, DurationField, ExpressionWrapper, F, When
 from django.http import HttpResponseRedirect
-from django.template.defaultfilters import filesizeformat
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.html import format_html
 
 from sharing.admin_events import ShareHistoryMixin
+from sharing.admin_files import plural  # and registers the file admin
 from sharing.admin_filters import EffectiveStatusFilter, EndReasonFilter, ExpiresWithinFilter
-from sharing.models import Share, SharingPolicy, StoredFile, clean_file_name, format_duration
+from sharing.models import Share, SharingPolicy, format_duration
 
 EXTENSION = timedelta(days=7)
 EMPTY = "—"
@@ -50,10 +48,6 @@ def format_time_left(remaining: timedelta | None) -> str:
                     parts.append(f"{count} {next_unit}")
             return " ".join(parts)
     return EMPTY  # unreachable: seconds >= 1 matches the last unit
-
-
-def _plural(count: int, word: str = "share") -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 admin.site.site_header = "Microcloud administration"
@@ -249,9 +243,9 @@ class ShareAdmin(ShareHistoryMixin, admin.ModelAdmin):
                 changed += 1
             else:
                 skipped += 1
-        message = f"Unshared {_plural(changed)}."
+        message = f"Unshared {plural(changed)}."
         if skipped:
-            message += f" Skipped {_plural(skipped)} that had already ended."
+            message += f" Skipped {plural(skipped)} that had already ended."
         self.message_user(request, message, messages.SUCCESS if changed else messages.WARNING)
 
     @admin.action(description="Extend selected shares by 7 days", permissions=["change"])
@@ -282,135 +276,15 @@ class ShareAdmin(ShareHistoryMixin, admin.ModelAdmin):
                 continue
             extended += 1
             clamped += was_clamped
-        message = f"Extended {_plural(extended)} by 7 days."
+        message = f"Extended {plural(extended)} by 7 days."
         if clamped:
             limit_text = format_duration(policy.max_lifetime)
             message += f" {clamped} of them only up to the maximum lifetime ({limit_text} from now)."
         if ended:
-            message += f" Skipped {_plural(ended)} that had already ended."
+            message += f" Skipped {plural(ended)} that had already ended."
         if at_limit:
-            message += f" Skipped {_plural(at_limit)} already at or beyond the maximum lifetime."
+            message += f" Skipped {plural(at_limit)} already at or beyond the maximum lifetime."
         self.message_user(request, message, messages.SUCCESS if extended else messages.WARNING)
-
-
-# --- Files ------------------------------------------------------------------
-
-
-class RecentSharesFormSet(BaseInlineFormSet):
-    """Only the most recent shares: a file shared thousands of times would
-    otherwise render (and load) every one of them on its page."""
-
-    def get_queryset(self):
-        if not hasattr(self, "_recent"):
-            self._recent = super().get_queryset().order_by("-id")[: ShareInline.MAX_SHOWN]
-        return self._recent
-
-
-class ShareInline(admin.TabularInline):
-    MAX_SHOWN = 100
-
-    model = Share
-    formset = RecentSharesFormSet
-    fields = ("token", "effective_status", "expires_at", "total_downloads")
-    readonly_fields = fields
-    extra = 0
-    can_delete = False
-    show_change_link = True
-    verbose_name_plural = "shares"
-
-    @admin.display(description="status")
-    def effective_status(self, share):
-        return share.effective_status()
-
-    def get_queryset(self, request):
-        # Each row's change link names the share, and Share.__str__ reads file.
-        return super().get_queryset(request).select_related("file").with_pending_downloads()
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-
-class StoredFileAdminForm(forms.ModelForm):
-    """The display name, refused with a message when it is not one
-    clean_file_name would keep as it is (StoredFile.save cleans it anyway)."""
-
-    class Meta:
-        model = StoredFile
-        fields = ["name"]
-
-    def clean_name(self):
-        name = self.cleaned_data["name"]
-        cleaned = clean_file_name(name)
-        if cleaned != name:
-            raise ValidationError(
-                "A file name cannot hold line breaks, other control characters or slashes: it is sent in "
-                "the headers of every download and must not name a folder. Suggested: “%(cleaned)s”.",
-                code="unclean",
-                params={"cleaned": cleaned},
-            )
-        return name
-
-
-@admin.register(StoredFile)
-class StoredFileAdmin(admin.ModelAdmin):
-    form = StoredFileAdminForm
-    list_display = ("name", "owner", "human_size", "content_type", "created_at", "share_count")
-    list_select_related = ("owner",)
-    search_fields = ("name", "owner__username", "^sha256")
-    search_help_text = "Search by file name, owner username or the start of the SHA-256."
-    ordering = ("-id",)
-    inlines = (ShareInline,)
-    # Only the display name is editable: the rest describes the stored bytes,
-    # and changing the owner would split a file from its shares' owner. The
-    # uploader chose delete_when_unshared; the admin only shows it.
-    readonly_fields = ("owner", "human_size", "content_type", "sha256", "stored_as", "created_at")
-    readonly_fields += ("delete_when_unshared", "all_shares")
-    fields = ("name", *readonly_fields)
-
-    def get_queryset(self, request):
-        return super().get_queryset(request).annotate(share_count=Count("shares"))
-
-    @admin.display(description="size", ordering="size")
-    def human_size(self, stored):
-        return filesizeformat(stored.size)
-
-    @admin.display(description="shares", ordering="share_count")
-    def share_count(self, stored):
-        return stored.share_count
-
-    @admin.display(description="shares")
-    def all_shares(self, stored):
-        url = reverse(f"{self.admin_site.name}:sharing_share_changelist")
-        shown = min(stored.share_count, ShareInline.MAX_SHOWN)
-        return format_html(
-            '{} in all, the {} most recent below; <a href="{}?file__id__exact={}">list them all</a>',
-            stored.share_count,
-            shown,
-            url,
-            stored.pk,
-        )
-
-    @admin.display(description="stored as")
-    def stored_as(self, stored):
-        # Plain text, not a link: the bytes are never served from MEDIA_URL.
-        return stored.content.name
-
-    def has_add_permission(self, request):
-        # Uploads go through the API, which hashes and measures the bytes.
-        return False
-
-    def delete_model(self, request, obj):
-        unshared = obj.delete_with_shares()
-        if unshared:
-            self.message_user(request, f"Unshared {_plural(unshared)} of “{obj.name}”.", messages.INFO)
-
-    def delete_queryset(self, request, queryset):
-        unshared = sum(stored.delete_with_shares() for stored in queryset)
-        if unshared:
-            self.message_user(request, f"Unshared {_plural(unshared)} of the deleted files.", messages.INFO)
 
 
 # --- Sharing policy ---------------------------------------------------------

@@ -12,7 +12,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from sharing.admin import ShareInline, format_time_left
+from sharing.admin import format_time_left
+from sharing.admin_files import ShareInline
 from sharing.models import Share, SharingPolicy, StoredFile
 
 SHARES = reverse("admin:sharing_share_changelist")

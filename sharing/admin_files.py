@@ -1,0 +1,137 @@
+"""The Django admin for stored files, with the most recent shares of each.
+
+Deleting goes through StoredFile.delete_with_shares (each share unshared by
+its conditional UPDATE), never a plain delete().
+"""
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
+from django.db.models import Count
+from django.forms.models import BaseInlineFormSet
+from django.template.defaultfilters import filesizeformat
+from django.urls import reverse
+from django.utils.html import format_html
+
+from sharing.models import Share, StoredFile, clean_file_name
+
+
+def plural(count: int, word: str = "share") -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+class RecentSharesFormSet(BaseInlineFormSet):
+    """Only the most recent shares: a file shared thousands of times would
+    otherwise render (and load) every one of them on its page."""
+
+    def get_queryset(self):
+        if not hasattr(self, "_recent"):
+            self._recent = super().get_queryset().order_by("-id")[: ShareInline.MAX_SHOWN]
+        return self._recent
+
+
+class ShareInline(admin.TabularInline):
+    MAX_SHOWN = 100
+
+    model = Share
+    formset = RecentSharesFormSet
+    fields = ("token", "effective_status", "expires_at", "total_downloads")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = True
+    verbose_name_plural = "shares"
+
+    @admin.display(description="status")
+    def effective_status(self, share):
+        return share.effective_status()
+
+    def get_queryset(self, request):
+        # Each row's change link names the share, and Share.__str__ reads file.
+        return super().get_queryset(request).select_related("file").with_pending_downloads()
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+class StoredFileAdminForm(forms.ModelForm):
+    """The display name, refused with a message when it is not one
+    clean_file_name would keep as it is (StoredFile.save cleans it anyway)."""
+
+    class Meta:
+        model = StoredFile
+        fields = ["name"]
+
+    def clean_name(self):
+        name = self.cleaned_data["name"]
+        cleaned = clean_file_name(name)
+        if cleaned != name:
+            raise ValidationError(
+                "A file name cannot hold line breaks, other control characters or slashes: it is sent in "
+                "the headers of every download and must not name a folder. Suggested: “%(cleaned)s”.",
+                code="unclean",
+                params={"cleaned": cleaned},
+            )
+        return name
+
+
+@admin.register(StoredFile)
+class StoredFileAdmin(admin.ModelAdmin):
+    form = StoredFileAdminForm
+    list_display = ("name", "owner", "human_size", "content_type", "created_at", "share_count")
+    list_select_related = ("owner",)
+    search_fields = ("name", "owner__username", "^sha256")
+    search_help_text = "Search by file name, owner username or the start of the SHA-256."
+    ordering = ("-id",)
+    inlines = (ShareInline,)
+    # Only the display name is editable: the rest describes the stored bytes,
+    # and changing the owner would split a file from its shares' owner. The
+    # uploader chose delete_when_unshared; the admin only shows it.
+    readonly_fields = ("owner", "human_size", "content_type", "sha256", "stored_as", "created_at")
+    readonly_fields += ("delete_when_unshared", "all_shares")
+    fields = ("name", *readonly_fields)
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(share_count=Count("shares"))
+
+    @admin.display(description="size", ordering="size")
+    def human_size(self, stored):
+        return filesizeformat(stored.size)
+
+    @admin.display(description="shares", ordering="share_count")
+    def share_count(self, stored):
+        return stored.share_count
+
+    @admin.display(description="shares")
+    def all_shares(self, stored):
+        url = reverse(f"{self.admin_site.name}:sharing_share_changelist")
+        shown = min(stored.share_count, ShareInline.MAX_SHOWN)
+        return format_html(
+            '{} in all, the {} most recent below; <a href="{}?file__id__exact={}">list them all</a>',
+            stored.share_count,
+            shown,
+            url,
+            stored.pk,
+        )
+
+    @admin.display(description="stored as")
+    def stored_as(self, stored):
+        # Plain text, not a link: the bytes are never served from MEDIA_URL.
+        return stored.content.name
+
+    def has_add_permission(self, request):
+        # Uploads go through the API, which hashes and measures the bytes.
+        return False
+
+    def delete_model(self, request, obj):
+        unshared = obj.delete_with_shares()
+        if unshared:
+            self.message_user(request, f"Unshared {plural(unshared)} of “{obj.name}”.", messages.INFO)
+
+    def delete_queryset(self, request, queryset):
+        unshared = sum(stored.delete_with_shares() for stored in queryset)
+        if unshared:
+            self.message_user(request, f"Unshared {plural(unshared)} of the deleted files.", messages.INFO)
