@@ -16,7 +16,7 @@ import threading
 
 from django.db import connections
 
-from expiry.signals import shares_expired
+from sharing.signals import shares_expired
 
 logger = logging.getLogger("expiry")
 

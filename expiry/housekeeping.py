@@ -1,15 +1,15 @@
 """The expiry daemon's lifecycle duties, beside expiring shares.
 
-- Ephemeral files (sharing.models.ephemeral): the files of the shares each
-  expiry batch ended are reaped as soon as the scheduler has nothing due,
+- Ephemeral files (sharing.models.removal): the files of the shares each
+  expiry batch ended (deferred here by the shares_expired receiver) are reaped as soon as the scheduler has nothing due,
   so an ephemeral file whose last share ran out of time leaves the disk
   well within 2 seconds; a sweep every `sweep_interval` seconds (and at
   start) reaps what a crash between an expiry's commit and its reap left.
-- Download counts (sharing.models.tally): at each sweep, the pending
+- Download counts (sharing.models.downloads): at each sweep, the pending
   downloads of unlimited links are folded into their shares' counts, at
   most `batch_size` shares a transaction and `batches_per_pass` a sweep
   (the exact count never waits for this: it adds the pending rows).
-- Retention (sharing.models.retention): every `purge_interval` seconds,
+- Retention (sharing.models.removal): every `purge_interval` seconds,
   shares that ended longer than the policy's ended_retention ago are purged
   in batches of `batch_size`, at most `batches_per_pass` a pass; a pass that
   ends on a full batch comes back after BACKLOG_PAUSE rather than a whole
@@ -31,11 +31,8 @@ from collections.abc import Callable
 
 from django.db import connections
 
-from expiry.signals import shares_expired
-from sharing.models import StoredFile
-from sharing.models.ephemeral import reap_after_shares, sweep
-from sharing.models.retention import purge_ended_shares
-from sharing.models.tally import fold_pending
+from sharing.models import StoredFile, fold_pending
+from sharing.models.removal import defer_expiry_reaps, purge_ended_shares, reap_after_shares, sweep
 
 logger = logging.getLogger("expiry")
 
@@ -77,19 +74,24 @@ class Housekeeper:
         self.next_reap = start
         self._batches_left = batches_per_pass  # in the current purge pass
         self._expired: list[int] = []  # ids of expired shares whose files to reap
+        self._stop_deferring = None
         self.purged = self.reaped = self.folded = self.errors = 0
 
     # --- wiring ------------------------------------------------------------------
 
     def connect(self) -> "Housekeeper":
-        shares_expired.connect(self.note_expired, dispatch_uid=f"expiry.housekeeping.{id(self)}")
+        """Take over the reaps of expired shares' files from the shares_expired
+        receiver (sharing.models.removal), to batch them."""
+        self._stop_deferring = defer_expiry_reaps(self.note_expired)
         return self
 
     def disconnect(self) -> None:
-        shares_expired.disconnect(dispatch_uid=f"expiry.housekeeping.{id(self)}")
+        if self._stop_deferring is not None:
+            self._stop_deferring()
+            self._stop_deferring = None
 
-    def note_expired(self, sender, share_ids, **kwargs) -> None:
-        """shares_expired receiver: sent after each committed expiry batch."""
+    def note_expired(self, share_ids: list[int]) -> None:
+        """Called after each committed expiry statement."""
         self._expired.extend(share_ids)
 
     # --- timing ------------------------------------------------------------------

@@ -11,7 +11,7 @@ a SIGKILL loses at most the batch committed in the instant before it.
 import os
 import time
 
-from expiry.signals import shares_expired
+from sharing.signals import shares_expired
 
 
 class ExpiredIdLog:

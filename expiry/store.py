@@ -1,11 +1,12 @@
 """The expiry daemon's only door to the database.
 
 Every read is an indexed query over active shares (see the partial indexes on
-Share), and the only writes are conditional UPDATEs: a share is expired only
-while it is still active and due, so a share renewed, unshared or whose file
-was deleted since the daemon loaded it is left alone, and a share another
-daemon expired first is not expired twice. The database decides; the daemon's
-heap is only a cache of what it said.
+Share), and the only writes are the one expiry path's conditional UPDATEs
+(sharing.models.expiring): a share is expired only while it is still active
+and due, so a share renewed, unshared or whose file was deleted since the
+daemon loaded it is left alone, and a share another daemon expired first is
+not expired twice. The database decides; the daemon's heap is only a cache
+of what it said.
 
 On PostgreSQL the rows are claimed with FOR UPDATE SKIP LOCKED: several daemons
 run side by side, and one never waits for rows another is expiring (nor for a
@@ -13,19 +14,14 @@ row a web request is writing); it skips them and the scheduler looks again a
 little later (~100k rows/s in batches of 500 on the reference VM).
 """
 
-import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import partial
 
-from django.db import connections, models, transaction
+from django.db import connections, models
 from django.db.models.expressions import RawSQL
-from django.utils.duration import duration_microseconds
 
-from expiry.signals import shares_expired
-from expiry.sqlite_lock import begin_immediate
-from sharing.models import Share, ShareEvent
-from webhooks.outbox import pg_expiry_deliveries, sqlite_add_deliveries, sqlite_event_mark
+from sharing.models import Share, expire_overdue, expire_shares
+from sharing.models.state import due_q, due_sql
 
 # SQLite's pick-up re-reads writes this far before the latest it saw. Writes
 # commit in updated_at order there (taken under BEGIN IMMEDIATE), so this only
@@ -35,48 +31,6 @@ PICKUP_OVERLAP = 0.2
 
 def to_datetime(timestamp: float) -> datetime:
     return datetime.fromtimestamp(timestamp, UTC)
-
-
-# The expired events of the (id, expires_at) rows an UPDATE returned. A few
-# rows go in as values (executemany: the cheapest statement per expiry when
-# shares fall due one by one); a burst's thousands are copied by SQLite itself
-# in one INSERT ... SELECT over the ids as one JSON array, which costs a
-# statement's setup but no Python per row. The deadline goes in as stored
-# (naive UTC text); lateness is in microseconds, as Django stores a
-# DurationField there.
-_SQLITE_EVENT_VALUES = (
-    f"INSERT INTO {ShareEvent._meta.db_table} (share_id, kind, at, expires_at, lateness, user_agent, details) "
-    "VALUES (?, ?, ?, ?, ?, '', '{}')"
-)
-# Whole seconds and the fraction read apart: SQLite's date functions round to ms.
-_STORED_MICROSECONDS = (
-    "(CAST(strftime('%s', substr(s.expires_at, 1, 19)) AS INTEGER) * 1000000"
-    " + CAST(substr(s.expires_at || '.000000', 21, 6) AS INTEGER))"
-)
-_SQLITE_EVENT_COPY = (
-    f"INSERT INTO {ShareEvent._meta.db_table} (share_id, kind, at, expires_at, lateness, user_agent, details) "
-    f"SELECT s.id, ?, ?, s.expires_at, ? - {_STORED_MICROSECONDS}, '', '{{}}' "
-    f"FROM {Share._meta.db_table} s WHERE s.id IN (SELECT value FROM json_each(?))"
-)
-_SQLITE_COPY_FROM = 64  # rows; below it, values are cheaper
-
-
-def _insert_sqlite_events(raw, rows: list[tuple], ended_at: datetime) -> None:
-    kind, stamp = str(ShareEvent.Kind.EXPIRED), str(ended_at.replace(tzinfo=None))
-    stamp_us = duration_microseconds(ended_at - _EPOCH)
-    if len(rows) >= _SQLITE_COPY_FROM:
-        raw.execute(_SQLITE_EVENT_COPY, [kind, stamp, stamp_us, json.dumps([row[0] for row in rows])])
-        return
-    values = []
-    for share_id, expires_at in rows:
-        # Text as stored, unless a converter made it a (naive UTC) datetime.
-        deadline = expires_at if isinstance(expires_at, datetime) else datetime.fromisoformat(expires_at)
-        lateness = stamp_us - duration_microseconds(deadline.replace(tzinfo=UTC) - _EPOCH)
-        values.append((share_id, kind, stamp, str(expires_at), lateness))
-    raw.executemany(_SQLITE_EVENT_VALUES, values)
-
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -160,102 +114,23 @@ class ShareStore:
 
     def expire(self, share_ids: list[int], now: float) -> list[int]:
         """Expire those of `share_ids` still active and due at `now`, in one
-        UPDATE, and return the ids this call expired (RETURNING, so the count
-        and the ids are exactly this statement's). On PostgreSQL rows locked by
-        another transaction are skipped, not waited for."""
+        statement, and return the ids this call expired: the one expiry path,
+        sharing.models.expiring.expire_shares, on a connection tuned for it."""
         if not share_ids:
             return []
-        placeholders = ", ".join(["%s"] * len(share_ids))
-        return self._claim(f"id IN ({placeholders})", list(share_ids), now)
+        self._tune_sqlite()
+        return expire_shares(share_ids, to_datetime(now), self.using)
 
     def expire_overdue(self, now: float, limit: int) -> list[int]:
         """Expire up to `limit` of the active shares due at `now`, oldest
         first, straight from the index; return their ids."""
-        return self._claim("", [], now, order_limit=limit)
+        self._tune_sqlite()
+        return expire_overdue(to_datetime(now), limit, self.using)
 
-    def _claim(self, id_filter: str, id_params: list, now: float, order_limit: int | None = None) -> list[int]:
+    def _tune_sqlite(self) -> None:
         connection = self.connection
-        ops = connection.ops
-        table = ops.quote_name(Share._meta.db_table)
-        stamp = ops.adapt_datetimefield_value(to_datetime(now))
-        due = "status = %s AND expires_at <= %s"
-        due_params = [Share.Status.ACTIVE, stamp]
-        where = f"{id_filter} AND {due}" if id_filter else due
-        set_expired = "SET status = %s, end_reason = %s, ended_at = %s, updated_at = %s"
-        set_params = [Share.Status.EXPIRED, Share.EndReason.EXPIRED, stamp, stamp]
-        if order_limit is None and not self.skips_locked_rows:
-            # SQLite, a list of ids: the plain conditional UPDATE.
-            sql = f"UPDATE {table} {set_expired} WHERE {where} RETURNING id, expires_at"
-            params = [*set_params, *id_params, *due_params]
-        else:
-            tail = f" ORDER BY expires_at, id LIMIT {int(order_limit)}" if order_limit is not None else ""
-            if self.skips_locked_rows:
-                tail += " FOR UPDATE SKIP LOCKED"
-            # The outer WHERE repeats the condition: the UPDATE itself decides,
-            # whatever the sub-select saw.
-            sql = f"UPDATE {table} {set_expired} WHERE id IN (SELECT id FROM {table} WHERE {where}{tail}) AND {due}"
-            sql += " RETURNING id, expires_at"
-            params = [*set_params, *id_params, *due_params, *due_params]
-        # Each expiry writes its expired event in the same transaction, from
-        # exactly the rows the UPDATE returned: history and state cannot
-        # disagree, and a share is expired (and recorded) by one daemon only.
         if connection.vendor == "sqlite":
             self._tune(connection)
-            # The raw connection: Django's cursor wrappers (and atomic()) doubled
-            # the CPU of a one-row expiry (~1000 a second when shares fall due
-            # together). Inside a caller's atomic block it joins that
-            # transaction instead, and on_commit waits for it.
-            with connection.wrap_database_errors:  # still django.db errors
-                rows = self._expire_sqlite(connection, sql.replace("%s", "?"), params, to_datetime(now))
-        else:
-            # PostgreSQL: the UPDATE and the INSERT of its events are one
-            # statement (a data-modifying WITH), so one round trip, atomic.
-            events = ops.quote_name(ShareEvent._meta.db_table)
-            # The webhooks outbox joins the same statement: each event's
-            # deliveries are inserted with it (webhooks.outbox).
-            sql = (
-                f"WITH expired AS ({sql}), expired_events AS (INSERT INTO {events} "
-                f"(share_id, kind, at, expires_at, lateness, user_agent, details) "
-                f"SELECT id, %s, %s, expires_at, %s - expires_at, '', '{{}}' FROM expired "
-                f"RETURNING id, share_id, kind, at){pg_expiry_deliveries('expired_events')} "
-                f"SELECT share_id FROM expired_events"
-            )
-            params = [*params, ShareEvent.Kind.EXPIRED, stamp, stamp]
-            with connection.cursor() as cursor:
-                cursor.execute(sql, params)
-                rows = cursor.fetchall()
-        expired = [row[0] for row in rows]
-        if expired:
-            transaction.on_commit(
-                partial(shares_expired.send, sender=ShareStore, share_ids=expired, ended_at=to_datetime(now)),
-                using=self.using,
-            )
-        return expired
-
-    @staticmethod
-    def _expire_sqlite(connection, sql: str, params: list, ended_at: datetime) -> list[tuple]:
-        """Run the expiry UPDATE and insert its events in one transaction
-        (BEGIN IMMEDIATE on the raw connection unless the caller's atomic
-        block has one open); return the UPDATE's (id, expires_at) rows."""
-        raw = connection.connection
-        own = not connection.in_atomic_block
-        if own:
-            begin_immediate(raw, connection.settings_dict["OPTIONS"].get("timeout", 5.0))
-        try:
-            rows = raw.execute(sql, params).fetchall()
-            if rows:
-                # The webhooks outbox: deliveries in the same transaction (None: no endpoint, nothing to add).
-                mark = sqlite_event_mark(raw)
-                _insert_sqlite_events(raw, rows, ended_at)
-                if mark is not None:
-                    sqlite_add_deliveries(raw, mark)
-        except BaseException:
-            if own:
-                raw.execute("ROLLBACK")
-            raise
-        if own:
-            raw.execute("COMMIT")
-        return rows
 
     def _tune(self, connection) -> None:
         """Set the daemon's SQLite connection up for many small expiry
@@ -295,19 +170,14 @@ class ShareStore:
         step; the UPDATEs that follow decide, with their own stamps)."""
         connection = self.connection
         table = connection.ops.quote_name(Share._meta.db_table)
-        stamp = connection.ops.adapt_datetimefield_value(to_datetime(now))
-        # The status is written into the SQL (a constant of ours, not input)
-        # so the planner can match the partial index's WHERE status = 'active'.
-        sql = (
-            f"SELECT id FROM {table} WHERE status = '{Share.Status.ACTIVE}' AND expires_at <= %s "
-            f"ORDER BY expires_at, id LIMIT {int(limit)}"
-        )
+        due, params = due_sql(connection, to_datetime(now))
+        sql = f"SELECT id FROM {table} WHERE {due} ORDER BY expires_at, id LIMIT {int(limit)}"
         if connection.vendor == "sqlite":
             self._tune(connection)
             with connection.wrap_database_errors:
-                return [row[0] for row in connection.connection.execute(sql.replace("%s", "?"), [stamp])]
+                return [row[0] for row in connection.connection.execute(sql.replace("%s", "?"), params)]
         with connection.cursor() as cursor:
-            cursor.execute(sql, [stamp])
+            cursor.execute(sql, params)
             return [row[0] for row in cursor.fetchall()]
 
     def current_deadlines(self, share_ids: list[int]) -> list[ShareDeadline]:
@@ -317,5 +187,5 @@ class ShareStore:
 
     def overdue_ids(self, now: float, limit: int) -> list[int]:
         """Return up to `limit` ids of active shares due at `now`, oldest first."""
-        rows = self._active().filter(expires_at__lte=to_datetime(now)).order_by("expires_at", "id")
+        rows = Share.objects.using(self.using).filter(due_q(to_datetime(now))).order_by("expires_at", "id")
         return list(rows.values_list("id", flat=True)[:limit])

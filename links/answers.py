@@ -3,9 +3,8 @@ browsers, one plain line for everything else (curl, wget, scripts)."""
 
 from django.http import HttpResponse
 from django.shortcuts import render
-from django.utils import timezone
 
-from sharing.models import Share
+from sharing.models import EndState, Share
 
 # kind: (status, plain-text message)
 ANSWERS = {
@@ -41,18 +40,19 @@ def wants_html(request) -> bool:
     return False
 
 
+# The answer a recipient gets for each way a share can have ended (Share.fate).
+KIND_OF_STATE = {
+    EndState.EXPIRED: "expired",
+    EndState.DOWNLOAD_LIMIT: "download_limit",
+    EndState.UNSHARED: "unshared",
+    EndState.FILE_DELETED: "file_gone",
+}
+
+
 def ended_kind(share: Share, now=None) -> str | None:
     """Why `share` may not serve at `now`, or None if it may."""
-    now = now or timezone.now()
-    if share.end_reason == Share.EndReason.FILE_DELETED or share.file_id is None:
-        return "file_gone"
-    if share.status == Share.Status.UNSHARED:
-        return "unshared"
-    if share.end_reason == Share.EndReason.DOWNLOAD_LIMIT:
-        return "download_limit"
-    if not share.is_servable(now):
-        return "expired"
-    return None
+    fate = share.fate(now)
+    return None if fate.live else KIND_OF_STATE[fate.state]
 
 
 def with_page_headers(response: HttpResponse) -> HttpResponse:

@@ -44,7 +44,10 @@ def etag_of(share: Share) -> str:
 
 def resumes(request, share: Share) -> bool:
     """Whether the request asks to continue a download past its first byte
-    with a ticket (the only way a link ended by its limit may still serve)."""
+    with a ticket (the only way a link ended by its limit may still serve).
+    Never once the file is gone (an ephemeral file reaped at the last download)."""
+    if share.file_id is None:
+        return False
     byte_range = wanted_range(request, share)
     return byte_range is not None and byte_range.first > 0 and resume_ticket(request, share) is not None
 

@@ -8,12 +8,10 @@ gigabyte had been read. Here the declared Content-Length decides, first.
 from django.conf import settings
 from django.http import HttpResponse, JsonResponse
 
+from sharing.models.files import too_large_message
+
 # Room for the multipart boundaries and part headers around the file itself.
 MULTIPART_OVERHEAD_BYTES = 64 * 1024
-
-
-def too_large_message() -> str:
-    return f"The file is larger than the maximum upload size of {settings.MAX_UPLOAD_BYTES} bytes."
 
 
 class UploadLimitMiddleware:

@@ -22,13 +22,13 @@ def lead_is_on(lead: timedelta | None) -> bool:
 
 
 def reminder_owed(lead: timedelta) -> Q:
-    """Active shares that owe their owner a reminder for their current
-    deadline. One the owner created or changed (updated_at) less than `lead`
-    before its deadline owes none: they were there after the reminder time,
+    """Shares that owe their owner a reminder for their current deadline
+    (while they are servable: ask Share.objects.servable(now)). One the
+    owner created or changed (updated_at) less than `lead` before its
+    deadline owes none: they were there after the reminder time,
     so they know (a 1-hour link gets no "expires in 24 hours" reminder, nor
     does a link just shortened to 2 hours). Claims do not touch updated_at."""
     return Q(
-        status=Share.Status.ACTIVE,
         remind_before_expiry=True,
         reminder_sent_at__isnull=True,
         expires_at__gt=F("updated_at") + lead,
@@ -42,8 +42,8 @@ def claim_reminder(share_id: int, now: datetime, lead: timedelta | None) -> bool
     owed). Return whether this call claimed it."""
     if not lead_is_on(lead):
         return False
-    due = Q(expires_at__gt=now, expires_at__lte=now + lead)
-    return Share.objects.filter(reminder_owed(lead), due, pk=share_id).update(reminder_sent_at=now) == 1
+    owed = Share.objects.servable(now).filter(reminder_owed(lead), expires_at__lte=now + lead, pk=share_id)
+    return owed.update(reminder_sent_at=now) == 1
 
 
 def reminder_times(
@@ -55,7 +55,7 @@ def reminder_times(
     index (a range of expires_at)."""
     if not lead_is_on(lead):
         return []
-    shares = Share.objects.filter(reminder_owed(lead), expires_at__gt=now)
+    shares = Share.objects.servable(now).filter(reminder_owed(lead))
     if share_ids is not None:
         shares = shares.filter(pk__in=share_ids)
     if until is not None:

@@ -1,7 +1,7 @@
 """The Django admin for shares and the sharing policy (files: admin_files.py).
 
 Every state change made here goes through the model methods (Share.unshare,
-Share.set_expiry, StoredFile.delete_with_shares), never a plain save(): those
+Share.set_expiry, sharing.models.delete_file), never a plain save(): those
 are single conditional UPDATEs, so an admin racing the expiry daemon or an API
 client can never resurrect an ended share or overwrite a newer state with the
 stale copy the form was built from.

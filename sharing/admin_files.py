@@ -1,6 +1,6 @@
 """The Django admin for stored files, with the most recent shares of each.
 
-Deleting goes through StoredFile.delete_with_shares (each share unshared by
+Deleting goes through sharing.models.delete_file (each share unshared by
 its conditional UPDATE), never a plain delete().
 """
 
@@ -13,7 +13,7 @@ from django.template.defaultfilters import filesizeformat
 from django.urls import reverse
 from django.utils.html import format_html
 
-from sharing.models import Share, StoredFile, clean_file_name
+from sharing.models import Share, StoredFile, clean_file_name, delete_file
 
 
 def plural(count: int, word: str = "share") -> str:
@@ -127,11 +127,11 @@ class StoredFileAdmin(admin.ModelAdmin):
         return False
 
     def delete_model(self, request, obj):
-        unshared = obj.delete_with_shares()
+        unshared = delete_file(obj)
         if unshared:
             self.message_user(request, f"Unshared {plural(unshared)} of “{obj.name}”.", messages.INFO)
 
     def delete_queryset(self, request, queryset):
-        unshared = sum(stored.delete_with_shares() for stored in queryset)
+        unshared = sum(delete_file(stored) for stored in queryset)
         if unshared:
             self.message_user(request, f"Unshared {plural(unshared)} of the deleted files.", messages.INFO)

@@ -14,6 +14,19 @@ share_events_saved is sent INSIDE the transaction that wrote new ShareEvent
 rows (ShareEvent.record and save_all), after their INSERT, so a listener's
 writes (the webhooks outbox) commit or roll back with the events. Arguments:
 events (list of saved ShareEvent, ids set), using (database alias).
+
+share_ended is sent INSIDE the transaction that ended a share by unsharing,
+by its download limit or by a new limit (an end other than by time), once
+its UPDATE has said so. Argument: file_id (None when the file is gone).
+sharing.models.removal reaps the file after the commit if it is ephemeral.
+
+shares_expired is sent once per committed expiry statement
+(sharing.models.expiring, the one path that ends shares by time), after the
+commit, with exactly the ids that statement's UPDATE ... RETURNING changed: a
+share expired by another daemon, or renewed meanwhile, is never in it.
+Receivers therefore see each expiry exactly once across any number of
+daemons, and never one that rolled back. Arguments: share_ids (list of int),
+ended_at (aware datetime), using (database alias).
 """
 
 from django.dispatch import Signal
@@ -21,3 +34,5 @@ from django.dispatch import Signal
 share_schedule_changed = Signal()
 share_downloaded = Signal()
 share_events_saved = Signal()
+share_ended = Signal()
+shares_expired = Signal()

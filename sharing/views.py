@@ -22,7 +22,7 @@ from rest_framework.response import Response
 from ratelimit.logins import LoginRefused, attempt_succeeded, begin_attempt
 from sharing.exceptions import Conflict, Gone
 from sharing.filters import ShareFilterBackend
-from sharing.models import ReactivationRefused, Share, StoredFile
+from sharing.models import ReactivationRefused, Share, StoredFile, delete_file, reactivate
 from sharing.representations import ShareEventSerializer, ShareSerializer
 from sharing.serializers import (
     FileUploadSerializer,
@@ -142,7 +142,7 @@ class FileViewSet(
         return super().create(request, *args, **kwargs)
 
     def perform_destroy(self, instance):
-        instance.delete_with_shares()
+        delete_file(instance)
 
     @extend_schema(
         summary="Download one of your files",
@@ -313,7 +313,7 @@ class ShareViewSet(
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:
-            share.reactivate(**serializer.arguments())
+            reactivate(share, **serializer.arguments())
         except ReactivationRefused as refused:
             raise Conflict(refused.message, code=refused.code) from None
         return Response(ShareSerializer(share, context=self.get_serializer_context()).data)

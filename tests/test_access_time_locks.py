@@ -21,7 +21,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from expiry.watchers import conninfo_for
-from sharing.models import Share
+from sharing.models import Share, delete_file
 from tests.helpers import create_share
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -121,7 +121,7 @@ def test_deleting_a_file_records_a_share_past_its_deadline_as_expired(shared_fil
     overdue = Share.create_for(file=shared_file, expires_at=timezone.now() + timedelta(milliseconds=50))
     live = create_share(shared_file, 60)
     time.sleep(0.1)
-    assert shared_file.delete_with_shares() == 1  # only the live one was unshared
+    assert delete_file(shared_file) == 1  # only the live one was unshared
     overdue.refresh_from_db()
     live.refresh_from_db()
     assert (overdue.status, overdue.end_reason) == (Share.Status.EXPIRED, Share.EndReason.EXPIRED)

@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from freezegun import freeze_time
 
-from sharing.models import Share, SharingPolicy
+from sharing.models import Share, SharingPolicy, delete_file, expire_overdue, expire_shares
 from tests.helpers import SHARE_FIELDS
 
 pytestmark = pytest.mark.django_db
@@ -231,7 +231,7 @@ def test_status_is_expired_once_past_the_deadline_without_the_daemon(alice_clien
 
 def test_lateness_ms_of_a_daemon_expiry(alice_client, alice_file, clock):
     share = make_share(alice_file, timedelta(seconds=10))
-    Share.objects.filter(pk=share.pk).expire_due(share.expires_at + timedelta(microseconds=12_500))
+    expire_shares([share.pk], share.expires_at + timedelta(microseconds=12_500))
 
     body = alice_client.get(f"/api/shares/{share.pk}/").json()
 
@@ -257,7 +257,7 @@ def mixed_shares(alice, alice_file, make_file, clock):
     unshared = make_share(other_file, timedelta(hours=1))
     unshared.unshare()
     clock.tick(1)
-    Share.objects.filter(pk=daemon_expired.pk).expire_due(T0 + timedelta(seconds=4))
+    expire_shares([daemon_expired.pk], T0 + timedelta(seconds=4))
     clock.tick(10)
     return {"active": active, "lapsed": lapsed, "daemon_expired": daemon_expired, "unshared": unshared}
 
@@ -351,7 +351,7 @@ def test_retrieve(alice_client, alice_file, clock):
 
 def test_share_of_a_deleted_file(alice_client, alice_file, clock):
     share = make_share(alice_file)
-    alice_file.delete_with_shares()
+    delete_file(alice_file)
 
     body = alice_client.get(f"/api/shares/{share.pk}/").json()
 
@@ -501,7 +501,7 @@ def test_patch_of_a_lapsed_share_is_409_and_does_not_resurrect_it(alice_client, 
 def test_patch_of_a_daemon_expired_share_is_409(alice_client, alice_file, clock):
     share = make_share(alice_file, timedelta(seconds=10))
     clock.tick(11)
-    Share.objects.expire_due(T0 + timedelta(seconds=10))
+    len(expire_overdue(T0 + timedelta(seconds=10), 10_000))
 
     assert patch(alice_client, share, expires_in=3600).status_code == 409
 
@@ -535,7 +535,7 @@ def test_delete_of_an_ended_share_is_a_no_op(alice_client, alice_file, clock):
     unshared.unshare()
     expired = make_share(alice_file, timedelta(seconds=1))
     clock.tick(2)
-    Share.objects.expire_due(T0 + timedelta(seconds=1))
+    len(expire_overdue(T0 + timedelta(seconds=1), 10_000))
     clock.tick(60)
 
     first = alice_client.delete(f"/api/shares/{unshared.pk}/")

@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from expiry.housekeeping import Housekeeper
-from sharing.models import Download, ReactivationRefused, Share, fold_pending
+from sharing.models import Download, ReactivationRefused, Share, fold_pending, reactivate
 from tests.helpers import in_threads, wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -131,7 +131,7 @@ def test_reactivating_with_reset_drops_the_pending_downloads_too(shared_file):
     download(share)
     download(share)
     Share.objects.get(pk=share.pk).unshare()
-    share.reactivate(timezone.now() + timedelta(hours=1), reset_downloads=True, max_downloads=1)
+    reactivate(share, timezone.now() + timedelta(hours=1), reset_downloads=True, max_downloads=1)
     share.refresh_from_db()
     assert (share.download_count, share.total_downloads, share.status) == (0, 0, "active")
     assert download(share) is not None
@@ -144,7 +144,7 @@ def test_reactivating_with_a_limit_counts_the_pending_downloads(shared_file):
     download(share)
     Share.objects.get(pk=share.pk).unshare()
     with pytest.raises(ReactivationRefused, match="2 downloads counted"):
-        share.reactivate(timezone.now() + timedelta(hours=1), max_downloads=2)
+        reactivate(share, timezone.now() + timedelta(hours=1), max_downloads=2)
 
 
 def test_the_api_shows_every_download_before_the_fold(shared_file, alice_client):

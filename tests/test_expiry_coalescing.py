@@ -16,9 +16,9 @@ from freezegun import freeze_time
 
 from expiry import bursts
 from expiry.scheduler import ExpiryScheduler
-from expiry.signals import shares_expired
 from expiry.store import ShareStore
 from sharing.models import Share
+from sharing.signals import shares_expired
 from tests.helpers import bulk_shares
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -14,9 +14,9 @@ from django.utils import timezone
 from freezegun import freeze_time
 
 from expiry.scheduler import WINDOW_OVERLAP, ExpiryScheduler, refresh_interval_for
-from expiry.signals import shares_expired
 from expiry.store import ShareStore
-from sharing.models import Share, SharingPolicy
+from sharing.models import Share, SharingPolicy, delete_file
+from sharing.signals import shares_expired
 
 START = "2026-03-01 12:00:00"
 
@@ -261,7 +261,7 @@ def test_a_share_whose_file_was_deleted_stays_unshared(frozen, share_due, shared
     share = share_due(5)
     scheduler = make_scheduler()
     scheduler.step()
-    shared_file.delete_with_shares()
+    delete_file(shared_file)
 
     frozen.tick(5)
     assert scheduler.expire_due(time.time()) == 0

@@ -14,10 +14,10 @@ from django.utils import timezone
 
 from expiry.checkpoint import WalCheckpointer
 from expiry.notify import wakeup_socket_path
-from expiry.signals import shares_expired
 from expiry.store import ShareStore
 from expiry.watchers import UP, DatagramWatcher, watcher_for
 from sharing.models import Share
+from sharing.signals import shares_expired
 from tests.helpers import create_share, in_other_connection, wait_until
 
 pytestmark = [

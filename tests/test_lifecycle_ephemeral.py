@@ -14,8 +14,7 @@ from django.utils import timezone
 
 from expiry.housekeeping import Housekeeper
 from sharing.models import Share, ShareEvent, StoredFile
-from sharing.models.ephemeral import reap_files, sweep
-from sharing.models.retention import purge_ended_shares
+from sharing.models.removal import purge_ended_shares, reap_files, sweep
 from tests.helpers import create_share, in_threads, start_manage, stop, wait_for_text, wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -153,7 +152,7 @@ def test_the_housekeeper_reaps_the_files_of_an_expiry_batch(ephemeral, media_roo
         Share.objects.filter(pk=share.pk).update(
             status=Share.Status.EXPIRED, end_reason="expired", ended_at=timezone.now()
         )
-        housekeeper.note_expired(None, share_ids=[share.pk])
+        housekeeper.note_expired([share.pk])
         assert housekeeper.seconds_until_next(room=0) == 0
         assert housekeeper.step(room=0)  # even with the next expiry due at once
     finally:
@@ -236,11 +235,11 @@ def test_the_housekeeper_reaps_expiry_batches_together(ephemeral, media_root):
     clock = [100.0]
     housekeeper = Housekeeper(clock=lambda: clock[0])
     housekeeper.next_sweep = housekeeper.next_purge = clock[0] + 60  # only reaps in this test
-    housekeeper.note_expired(None, share_ids=[1])
+    housekeeper.note_expired([1])
     assert housekeeper.seconds_until_next(room=10) == 0
     assert housekeeper.step(room=10)  # the first batch: at once
-    housekeeper.note_expired(None, share_ids=[2])
-    housekeeper.note_expired(None, share_ids=[3])
+    housekeeper.note_expired([2])
+    housekeeper.note_expired([3])
     assert housekeeper.seconds_until_next(room=10) == pytest.approx(housekeeping.REAP_EVERY)
     assert not housekeeper.step(room=10)  # not yet
     assert housekeeper._expired == [2, 3]

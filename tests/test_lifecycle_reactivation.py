@@ -7,7 +7,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from sharing.models import ReactivationRefused, Share, ShareEvent, SharingPolicy
+from sharing.models import ReactivationRefused, Share, ShareEvent, SharingPolicy, delete_file, expire_shares, reactivate
 from tests.helpers import create_share, in_threads, start_manage, stop, wait_for_text, wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -25,7 +25,7 @@ def ended(shared_file, **limits) -> Share:
 
 def expired_by_time(shared_file) -> Share:
     share = create_share(shared_file, 0.05)
-    Share.objects.filter(pk=share.pk).expire_due(timezone.now() + timedelta(seconds=1))
+    expire_shares([share.pk], timezone.now() + timedelta(seconds=1))
     share.refresh_from_db()
     assert share.status == Share.Status.EXPIRED
     return share
@@ -79,7 +79,7 @@ def test_the_event_records_the_reactivation(alice_client, shared_file):
 def test_an_active_share_past_its_deadline_is_recorded_expired_then_reactivated(shared_file):
     share = create_share(shared_file, 0.05)
     wait_until(lambda: timezone.now() > share.expires_at, 2)
-    share.reactivate(timezone.now() + timedelta(minutes=5))
+    reactivate(share, timezone.now() + timedelta(minutes=5))
     share.refresh_from_db()
     assert share.status == Share.Status.ACTIVE
     kinds = list(share.events.order_by("at", "id").values_list("kind", flat=True))
@@ -122,7 +122,7 @@ def test_the_count_is_kept_unless_reset(alice_client, shared_file):
 
 def test_a_deleted_file_cannot_be_shared_again(alice_client, shared_file):
     share = ended(shared_file)
-    shared_file.delete_with_shares()
+    delete_file(shared_file)
     response = alice_client.post(url(share), {"expires_in": 60}, format="json")
     assert response.status_code == 409
     assert "deleted" in response.json()["detail"]
@@ -183,7 +183,7 @@ def test_share_filters_do_not_hide_the_share(alice_client, shared_file):
 def test_a_deadline_passed_under_the_lock_changes_nothing(shared_file):
     share = ended(shared_file)
     with pytest.raises(ReactivationRefused) as refused:
-        share.reactivate(timezone.now() - timedelta(seconds=1))
+        reactivate(share, timezone.now() - timedelta(seconds=1))
     assert refused.value.code == "past"
     share.refresh_from_db()
     assert share.status == Share.Status.UNSHARED
@@ -192,14 +192,14 @@ def test_a_deadline_passed_under_the_lock_changes_nothing(shared_file):
 def test_two_racing_reactivations_one_wins(shared_file):
     share = ended(shared_file)
 
-    def reactivate():
+    def reactivate_once():
         try:
-            Share.objects.get(pk=share.pk).reactivate(timezone.now() + timedelta(minutes=5))
+            reactivate(Share.objects.get(pk=share.pk), timezone.now() + timedelta(minutes=5))
         except ReactivationRefused as refused:
             return refused.code
         return "won"
 
-    results = in_threads(reactivate, workers=6)
+    results = in_threads(reactivate_once, workers=6)
     assert sorted(results) == ["active"] * 5 + ["won"], results
     assert share.events.filter(kind=ShareEvent.Kind.REACTIVATED).count() == 1
 
@@ -219,7 +219,7 @@ def test_the_daemon_expires_a_reactivated_share_at_its_new_deadline(shared_file,
     daemon = start_manage("runexpiry", "--pickup-interval", "0.05", output=output, MEDIA_ROOT=str(media_root))
     try:
         wait_for_text(output, "refresh:", 20, process=daemon)
-        share.reactivate(timezone.now() + timedelta(seconds=1))
+        reactivate(share, timezone.now() + timedelta(seconds=1))
         assert wait_until(lambda: Share.objects.get(pk=share.pk).status == Share.Status.EXPIRED, 10)
     finally:
         stop(daemon)

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from expiry.housekeeping import BACKLOG_PAUSE, Housekeeper
 from sharing.models import Download, Share, ShareEvent, SharingPolicy
-from sharing.models.retention import purge_ended_shares
+from sharing.models.removal import purge_ended_shares
 from tests.helpers import in_threads, start_manage, stop, wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -14,7 +14,7 @@ from freezegun import freeze_time
 
 from links.answers import wants_html
 from links.tickets import UNLOCK_COOKIE
-from sharing.models import Share
+from sharing.models import Share, delete_file
 
 pytestmark = pytest.mark.django_db
 
@@ -106,7 +106,7 @@ def test_ended_links_get_a_page_that_says_what_happened_and_when(shared_file, en
         elif ending == "unshare":
             share.unshare()
         else:
-            shared_file.delete_with_shares()
+            delete_file(shared_file)
         response = page(share)
         plain = Client().get(reverse("public-share", args=[share.token]))
     assert response.status_code == status

@@ -7,7 +7,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from sharing.models import Share, SharingPolicy
+from sharing.models import Share, SharingPolicy, delete_file
 
 
 @pytest.fixture
@@ -30,7 +30,7 @@ def test_a_rolled_back_delete_keeps_the_bytes(alice, make_file):
 
     def delete_then_fail():
         with transaction.atomic():
-            stored.delete_with_shares()
+            delete_file(stored)
             raise RuntimeError("abort")
 
     with pytest.raises(RuntimeError):
@@ -42,7 +42,7 @@ def test_deleting_a_file_unshares_its_active_shares_only(share, django_capture_o
     ended = Share.create_for(file=share.file, expires_at=timezone.now() + timedelta(hours=1))
     ended.unshare()
     with django_capture_on_commit_callbacks(execute=True):
-        assert share.file.delete_with_shares() == 1
+        assert delete_file(share.file) == 1
     share.refresh_from_db()
     ended.refresh_from_db()
     assert (share.status, share.end_reason, share.file) == ("unshared", "file_deleted", None)

@@ -10,9 +10,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from expiry.idlog import ExpiredIdLog
-from expiry.signals import shares_expired
 from expiry.store import ShareStore
 from sharing.models import Share
+from sharing.signals import shares_expired
 from tests.helpers import in_threads
 
 

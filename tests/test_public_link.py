@@ -9,7 +9,7 @@ from django.test import Client
 from django.utils import timezone
 from freezegun import freeze_time
 
-from sharing.models import Share, StoredFile
+from sharing.models import Share, StoredFile, delete_file, expire_overdue
 
 pytestmark = pytest.mark.django_db
 
@@ -174,7 +174,7 @@ def test_head_after_expiry_is_410(client, stored, clock):
 def test_daemon_expired_share_is_410(client, stored, clock):
     share = share_of(stored, timedelta(seconds=1))
     clock.tick(2)
-    Share.objects.expire_due(timezone.now())
+    len(expire_overdue(timezone.now(), 10_000))
 
     response = client.get(link(share))
 
@@ -195,7 +195,7 @@ def test_unshared_share_is_410(client, stored):
 
 def test_share_of_a_deleted_file_is_410(client, stored):
     share = share_of(stored)
-    stored.delete_with_shares()
+    delete_file(stored)
 
     response = client.get(link(share))
 

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from expiry.store import ShareStore
 from links.tickets import RESUME_COOKIE
-from sharing.models import Download, Share, ShareEvent, Visitor, counting, stored_address
+from sharing.models import Download, Share, ShareEvent, Visitor, delete_file, downloads, expire_overdue, stored_address
 from sharing.models.events import USER_AGENT_MAX
 from tests.helpers import run_manage
 
@@ -145,7 +145,7 @@ def test_deleting_a_file_records_file_deleted_or_expired_for_each_share_it_ended
     ended = share_of(shared_file)
     ended.unshare()
     time.sleep(0.1)
-    shared_file.delete_with_shares()
+    delete_file(shared_file)
 
     live.refresh_from_db()
     lapsed.refresh_from_db()
@@ -164,8 +164,8 @@ def test_the_querysets_expire_due_records_each_expiry_it_made(make_shares):
     due, later = make_shares(2, 1)
     later.set_expiry(timezone.now() + timedelta(hours=1))
     now = timezone.now() + timedelta(seconds=2)
-    assert Share.objects.expire_due(now) == 1
-    assert Share.objects.expire_due(now) == 0
+    assert len(expire_overdue(now, 10_000)) == 1
+    assert len(expire_overdue(now, 10_000)) == 0
     event = only(due, Kind.EXPIRED)
     assert (event.at, event.lateness) == (now, now - due.expires_at)
     assert not ShareEvent.objects.filter(share=later, kind=Kind.EXPIRED).exists()
@@ -381,7 +381,7 @@ def state(share) -> tuple:
         lambda share: share.change(max_downloads=1),
         lambda share: share.start_download(first_byte=0, end=10),
         lambda share: ShareStore().expire([share.pk], share.expires_at.timestamp() + 5000),
-        lambda share: share.file.delete_with_shares(),
+        lambda share: delete_file(share.file),
     ],
     ids=["unshare", "renew", "limit", "download", "daemon_expiry", "file_deletion"],
 )
@@ -403,7 +403,7 @@ def test_an_error_after_the_event_takes_the_download_and_its_event_back(shared_f
     def broken(*args, **kwargs):
         raise DatabaseError("disk full")
 
-    monkeypatch.setattr(counting, "insert_download", broken)  # start_download's last write
+    monkeypatch.setattr(downloads, "insert_download", broken)  # start_download's last write
     with pytest.raises(DatabaseError):
         share.start_download(first_byte=0, end=10)
     assert state(share)[:3] == (Share.Status.ACTIVE, share.expires_at, 0)

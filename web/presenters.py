@@ -9,7 +9,7 @@ from django.utils import formats
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from sharing.models import Share
+from sharing.models import EndState, Share
 
 STATUS_LABELS = {
     Share.Status.ACTIVE: gettext_lazy("Active"),
@@ -27,24 +27,33 @@ def when(moment: datetime) -> str:
     return formats.date_format(moment, "j M Y, H:i:s") + " UTC"
 
 
-def how_it_ended(share: Share, now: datetime) -> tuple[str, datetime] | tuple[None, None]:
+# What an owner reads for each way a share can have ended (Share.fate).
+SENTENCES = {
+    EndState.EXPIRED: gettext_lazy("Expired"),
+    EndState.DOWNLOAD_LIMIT: gettext_lazy("Download limit reached"),
+    EndState.UNSHARED: gettext_lazy("Unshared"),
+    EndState.FILE_DELETED: gettext_lazy("Unshared when its file was deleted"),
+}
+
+
+def how_it_ended(share: Share, now: datetime) -> tuple[str, datetime | None] | tuple[None, None]:
     """(sentence, moment) for an ended share, or (None, None) for a live one.
 
     A share past its deadline that the daemon has not marked yet ended at its
     deadline: that is when its link stopped working.
     """
-    status = share.effective_status(now)
-    if status == Share.Status.ACTIVE:
+    fate = share.fate(now)
+    if fate.live:
         return None, None
-    if share.status == Share.Status.ACTIVE:  # past its deadline, not yet marked
-        return _("Expired"), share.expires_at
-    sentences = {
-        Share.EndReason.EXPIRED: _("Expired"),
-        Share.EndReason.DOWNLOAD_LIMIT: _("Download limit reached"),
-        Share.EndReason.UNSHARED: _("Unshared"),
-        Share.EndReason.FILE_DELETED: _("Unshared when its file was deleted"),
-    }
-    return sentences.get(share.end_reason, _status_label(share.status)), share.ended_at
+    return str(SENTENCES[fate.state]), fate.since
+
+
+def _ended_text(sentence: str | None, moment: datetime | None) -> str:
+    if sentence is None:
+        return ""
+    if moment is None:  # a live share whose file row went without ending it
+        return sentence
+    return _("%(how)s at %(when)s") % {"how": sentence, "when": when(moment)}
 
 
 @dataclass(frozen=True)
@@ -64,7 +73,7 @@ class ShareState:
 
 
 def share_state(share: Share, now: datetime) -> ShareState:
-    status = share.effective_status(now)
+    status = share.fate(now).status
     sentence, moment = how_it_ended(share, now)
     if share.max_downloads is None:
         downloads, left = str(share.total_downloads), _("unlimited")
@@ -78,7 +87,7 @@ def share_state(share: Share, now: datetime) -> ShareState:
         status_label=_status_label(status),
         live=live,
         ms_left=max(0, int((share.expires_at - now).total_seconds() * 1000)) if live else 0,
-        ended=_("%(how)s at %(when)s") % {"how": sentence, "when": when(moment)} if sentence else "",
+        ended=_ended_text(sentence, moment),
         ended_at=moment.isoformat() if moment else "",
         downloads=downloads,
         downloads_left=left,

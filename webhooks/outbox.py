@@ -8,9 +8,10 @@ event that commits has its deliveries and one that rolls back has none:
 - events saved by the models (ShareEvent.record, save_all) reach
   `add_deliveries` through the share_events_saved signal (sharing never
   imports this app);
-- the expiry daemon's raw SQL (expiry/store.py) adds `pg_expiry_deliveries`
-  to its data-modifying WITH (PostgreSQL), or calls `sqlite_event_mark` and
-  `sqlite_add_deliveries` on its raw connection (SQLite).
+- the one expiry path's raw SQL (sharing.models.expiring) takes
+  ExpiryDeliveries through add_expiry_outbox: `pg_expiry_deliveries` joins its
+  data-modifying WITH (PostgreSQL); `sqlite_event_mark` and
+  `sqlite_add_deliveries` run on its raw connection (SQLite).
 
 With no endpoint the INSERT finds nothing to join: an index probe, no write.
 """
@@ -19,6 +20,7 @@ from django.db import connections
 from django.dispatch import receiver
 
 from sharing.models import Share, ShareEvent
+from sharing.models.expiring import add_expiry_outbox
 from sharing.signals import share_events_saved
 from webhooks.models import WebhookDelivery, WebhookEndpoint
 
@@ -84,3 +86,14 @@ def sqlite_add_deliveries(raw, after_event_id: int) -> None:
     """SQLite: insert the deliveries of the events inserted after `after_event_id`
     (the same transaction holds the write lock, so they are exactly the expiry's)."""
     raw.execute(_insert_select("sqlite", EVENT, "WHERE e.id > ?"), [after_event_id])
+
+
+class ExpiryDeliveries:
+    """The outbox's part in every expiry's transaction (sharing.models.expiring)."""
+
+    postgres_cte = staticmethod(pg_expiry_deliveries)
+    sqlite_mark = staticmethod(sqlite_event_mark)
+    sqlite_add = staticmethod(sqlite_add_deliveries)
+
+
+add_expiry_outbox(ExpiryDeliveries)

@@ -1,8 +1,26 @@
-"""Files, shares and the sharing policy: the rules of the product, one
-concept per module. Everything is importable from sharing.models."""
+"""Files, shares and the sharing policy: the rules of the product.
+
+Everything is importable from sharing.models. The modules form layers; a
+module imports only from the layers above it in this list, never below:
+
+1. state      a share's statuses, the one servable rule (as Q, SQL and a
+              check), what has happened to a share (fate_of), the time that
+              decides (locked_now)
+   events     a share's history (ShareEvent)
+   policy     the admin-edited sharing policy
+2. files      stored files and the upload rules
+3. downloads  counting downloads, resume allowances, folding pending counts
+4. shares     the Share model: create, change, unshare
+   lookup     a share by its link's token (the public link's first query)
+5. expiring   the one path that ends shares by time
+6. reactivation, removal
+              bringing an ended share back; deleting a file with its shares,
+              reaping ephemeral files, purging ended shares past retention
+"""
 
 from sharing.models.downloads import MAX_FREE_RESUMES, RESUME_GRACE, Download, resume_slack
 from sharing.models.events import ShareEvent, Visitor, stored_address
+from sharing.models.expiring import expire_overdue, expire_shares
 from sharing.models.files import (
     StoredFile,
     UploadTooLarge,
@@ -13,9 +31,10 @@ from sharing.models.files import (
     stored_file_path,
 )
 from sharing.models.policy import SharingPolicy, format_duration
-from sharing.models.reactivation import ReactivationRefused
-from sharing.models.shares import KEEP, MAX_DOWNLOADS_LIMIT, Share, ShareQuerySet, locked_now, new_share_token
-from sharing.models.tally import fold_pending
+from sharing.models.reactivation import ReactivationRefused, reactivate
+from sharing.models.removal import delete_file
+from sharing.models.shares import KEEP, MAX_DOWNLOADS_LIMIT, Share, ShareQuerySet, fold_pending, new_share_token
+from sharing.models.state import EndState, Fate, locked_now
 
 __all__ = [
     "KEEP",
@@ -23,6 +42,8 @@ __all__ = [
     "MAX_FREE_RESUMES",
     "RESUME_GRACE",
     "Download",
+    "EndState",
+    "Fate",
     "ReactivationRefused",
     "Share",
     "ShareEvent",
@@ -34,11 +55,15 @@ __all__ = [
     "check_upload",
     "clean_content_type",
     "clean_file_name",
+    "delete_file",
     "delete_stored_bytes",
+    "expire_overdue",
+    "expire_shares",
     "fold_pending",
     "format_duration",
     "locked_now",
     "new_share_token",
+    "reactivate",
     "resume_slack",
     "stored_address",
     "stored_file_path",

@@ -7,7 +7,6 @@ away, a refused change leaves neither.
 """
 
 import ipaddress
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
@@ -96,7 +95,7 @@ class ShareEvent(models.Model):
         EXPIRED = "expired"
         DOWNLOAD_LIMIT_REACHED = "download_limit_reached", "download limit reached"
         FILE_DELETED = "file_deleted", "file deleted"
-        # Share.reactivate (sharing.models.reactivation).
+        # sharing.models.reactivation.
         REACTIVATED = "reactivated"
 
     # No single-column index: shareevent_share_at_idx starts with share.
@@ -218,17 +217,3 @@ def record_download(
         kind = ShareEvent.Kind.DOWNLOAD_LIMIT_REACHED
         events.append(ShareEvent(pk=cursor.fetchone()[0], share_id=share_id, kind=kind, at=at))
     share_events_saved.send(sender=ShareEvent, events=events, using=connection.alias)
-
-
-def expiry_events(rows: Iterable[tuple[int, datetime]], ended_at: datetime) -> list[ShareEvent]:
-    """One expired event per (share id, deadline) that an UPDATE expired at `ended_at`."""
-    return [
-        ShareEvent(
-            share_id=share_id,
-            kind=ShareEvent.Kind.EXPIRED,
-            at=ended_at,
-            expires_at=expires_at,
-            lateness=ended_at - expires_at,
-        )
-        for share_id, expires_at in rows
-    ]

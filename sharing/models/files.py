@@ -16,7 +16,9 @@ from django.db.models.signals import post_delete
 from django.dispatch import receiver
 from django.utils import timezone
 
-from microcloud.middleware import too_large_message
+
+def too_large_message() -> str:
+    return f"The file is larger than the maximum upload size of {settings.MAX_UPLOAD_BYTES} bytes."
 
 
 class UploadTooLarge(ValidationError):
@@ -49,7 +51,7 @@ class StoredFile(models.Model):
     sha256 = models.CharField(max_length=64)
     created_at = models.DateTimeField(default=timezone.now)
     # Upload-and-share (transfer.sh, Send): the file goes once it has been
-    # shared and no share of it is live any more (sharing.models.ephemeral).
+    # shared and no share of it is live any more (sharing.models.removal).
     delete_when_unshared = models.BooleanField(
         default=False, help_text="Delete the file (bytes and row) as soon as its last share ends."
     )
@@ -98,47 +100,12 @@ class StoredFile(models.Model):
             raise
         return stored
 
-    def delete_with_shares(self) -> int:
-        """End the file's active shares, delete the row, then the bytes.
-
-        A share already past its deadline expired before the file went, so it
-        is recorded as expired; the others become unshared (file_deleted).
-        Return how many were unshared. The bytes go only once the transaction
-        has committed, so a rollback never leaves a row without its file.
-        """
-        from sharing.models.events import ShareEvent, expiry_events
-        from sharing.models.shares import Share, locked_now  # shares import files: import here
-
-        with transaction.atomic():
-            # The file's row first: a share of it created meanwhile waits for
-            # this commit (and then fails), so the rows read below are exactly
-            # the ones the UPDATEs change and the events record.
-            list(StoredFile.objects.filter(pk=self.pk).select_for_update().values_list("pk", flat=True))
-            active = self.shares.filter(status=Share.Status.ACTIVE)
-            now = locked_now(active)
-            rows = list(active.order_by("pk").values_list("pk", "expires_at"))
-            active.filter(expires_at__lte=now).update(
-                status=Share.Status.EXPIRED, end_reason=Share.EndReason.EXPIRED, ended_at=now, updated_at=now
-            )
-            unshared = active.update(
-                status=Share.Status.UNSHARED,
-                end_reason=Share.EndReason.FILE_DELETED,
-                ended_at=now,
-                updated_at=now,
-            )
-            ended = [
-                ShareEvent(share_id=pk, kind=ShareEvent.Kind.FILE_DELETED, at=now) for pk, due in rows if due > now
-            ]
-            ShareEvent.save_all(expiry_events([row for row in rows if row[1] <= now], now) + ended)
-            self.delete()  # the bytes follow on commit: delete_stored_bytes
-        return unshared
-
 
 @receiver(post_delete, sender=StoredFile, dispatch_uid="sharing.delete_stored_bytes")
 def delete_stored_bytes(sender, instance: StoredFile, **kwargs) -> None:
     """Remove a deleted file's bytes once the deletion has committed.
 
-    A receiver rather than code in delete_with_shares, so rows deleted by a
+    A receiver rather than code in sharing.models.removal.delete_file, so rows deleted by a
     cascade (a user deleted in admin) do not leave their bytes behind; on
     commit, so a rollback never leaves a row without its bytes.
     """

@@ -3,8 +3,9 @@
 A share has ended when it is expired or unshared, or when it is still
 marked active but its deadline has passed (the expiry daemon has not
 committed the expiry yet; the API already shows it expired). Such a share is
-recorded as expired, at the time that decided, before it is reactivated,
-so its history reads the same whether or not the daemon got there first.
+expired first, through the one expiry path (sharing.models.expiring) at the
+time that decided, so its history reads the same whether or not the daemon
+got there first.
 
 Not reactivated: a share whose file was deleted (its bytes are gone), a live
 share (change it instead), and a share whose download limit is used up
@@ -19,9 +20,11 @@ from functools import partial
 from django.db import transaction
 from django.db.models import F, Q
 
-from sharing.models.events import ShareEvent, expiry_events
-from sharing.models.shares import KEEP, Share, _announce, locked_now
-from sharing.models.tally import fold_locked
+from sharing.models.downloads import fold_locked
+from sharing.models.events import ShareEvent
+from sharing.models.expiring import expire_shares
+from sharing.models.shares import KEEP, Share, announce_schedule
+from sharing.models.state import is_servable, locked_now
 
 
 class ReactivationRefused(Exception):
@@ -46,10 +49,11 @@ def reactivate(share: Share, expires_at: datetime, *, reset_downloads: bool = Fa
         fold_locked([share.pk])  # the count below (kept, limited or reset) is then every download
         if expires_at <= now:
             raise ReactivationRefused("The new deadline passed before the share could be reactivated.", "past")
-        ended = Q(status__in=[Share.Status.EXPIRED, Share.Status.UNSHARED]) | Q(
-            status=Share.Status.ACTIVE, expires_at__lte=now
-        )
-        candidates = Share.objects.filter(ended, pk=share.pk, file__isnull=False)
+        # Read under the lock: what the UPDATE below changes it from.
+        before = Share.objects.filter(pk=share.pk).values(*_BEFORE).first()
+        expire_shares([share.pk], now)  # ended by its deadline, not yet by the daemon
+        ended = [Share.Status.EXPIRED, Share.Status.UNSHARED]
+        candidates = Share.objects.filter(pk=share.pk, status__in=ended, file__isnull=False)
         values = {
             "status": Share.Status.ACTIVE,
             "end_reason": "",
@@ -68,30 +72,22 @@ def reactivate(share: Share, expires_at: datetime, *, reset_downloads: bool = Fa
             candidates = candidates.filter(Q(max_downloads__isnull=True) | Q(download_count__lt=limit))
             if max_downloads is not KEEP:
                 candidates = candidates.filter(download_count__lt=limit)
-        # Read under the lock: what the UPDATE below changes it from.
-        before = Share.objects.filter(pk=share.pk).values(*_BEFORE).first()
         if not candidates.update(**values):
             raise _refusal(before, now, max_downloads)
-        events = []
-        if before["status"] == Share.Status.ACTIVE:  # ended by its deadline, not yet by the daemon
-            events += expiry_events([(share.pk, before["expires_at"])], now)
         details = {"reset_downloads": reset_downloads, "was": before["end_reason"] or "expired"}
         if reset_downloads:
             details["download_count"] = before["download_count"]
         if max_downloads is not KEEP and max_downloads != before["max_downloads"]:
             details["max_downloads"] = [before["max_downloads"], max_downloads]
-        events.append(
-            ShareEvent(
-                share_id=share.pk,
-                kind=ShareEvent.Kind.REACTIVATED,
-                at=now,
-                old_expires_at=before["expires_at"],
-                expires_at=expires_at,
-                details=details,
-            )
+        ShareEvent.record(
+            share.pk,
+            ShareEvent.Kind.REACTIVATED,
+            now,
+            old_expires_at=before["expires_at"],
+            expires_at=expires_at,
+            details=details,
         )
-        ShareEvent.save_all(events)
-        transaction.on_commit(partial(_announce, share.pk, expires_at))
+        transaction.on_commit(partial(announce_schedule, share.pk, expires_at))
     share.refresh_from_db()
 
 
@@ -100,7 +96,7 @@ def _refusal(before: dict | None, now: datetime, max_downloads) -> ReactivationR
         return ReactivationRefused("The share no longer exists.", "gone")
     if before["file_id"] is None:
         return ReactivationRefused("The share's file was deleted; it cannot be shared again.", "file_deleted")
-    if before["status"] == Share.Status.ACTIVE and before["expires_at"] > now:
+    if is_servable(before["status"], before["expires_at"], now):
         return ReactivationRefused(
             "The share is still active; change its expiry instead (PATCH) or unshare it first.", "active"
         )

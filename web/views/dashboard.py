@@ -4,7 +4,7 @@ the small JSON answer that keeps the shares' rows live."""
 from django.conf import settings
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.core.paginator import Paginator
-from django.db.models import Count, Q
+from django.db.models import Count
 from django.http import JsonResponse
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
@@ -12,6 +12,7 @@ from django.views import View
 from django.views.generic import TemplateView
 
 from sharing.models import Share, StoredFile
+from sharing.models.state import servable_q
 from web.forms import UploadForm
 from web.presenters import share_state
 from web.security import PageHeadersMixin, with_page_headers
@@ -28,7 +29,7 @@ LIVE_IDS_MAX = 200  # more than any page shows
 
 
 def files_with_live_links(user, now):
-    live = Q(shares__status=Share.Status.ACTIVE, shares__expires_at__gt=now)
+    live = servable_q(now, prefix="shares__")
     files = StoredFile.objects.filter(owner=user).annotate(live_links=Count("shares", filter=live))
     return files.order_by("-created_at", "-id")  # a GROUP BY drops Meta.ordering
 

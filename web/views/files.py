@@ -15,7 +15,7 @@ from django.utils.translation import ngettext
 from django.views import View
 from django.views.generic import TemplateView
 
-from sharing.models import StoredFile
+from sharing.models import StoredFile, delete_file
 from web.forms import UploadForm
 from web.security import PageHeadersMixin, with_page_headers
 from web.views.dashboard import DashboardView
@@ -71,7 +71,7 @@ class FileDeleteView(LoginRequiredMixin, PageHeadersMixin, TemplateView):
     def post(self, request, pk):
         stored = self.get_file()
         name = stored.name
-        ended = stored.delete_with_shares()
+        ended = delete_file(stored)
         messages.success(
             request,
             ngettext(
