@@ -131,7 +131,7 @@ class ShareEvent(models.Model):
     ) -> "ShareEvent":
         """Write one event; call inside the transaction of the change."""
         event = cls(share_id=share_id, kind=kind, at=at, **visitor_fields(visitor), **fields)
-        rows.insert(event, using=router.db_for_write(cls))
+        rows.insert_skipping_save(event, using=router.db_for_write(cls))
         share_events_saved.send(sender=cls, events=[event], using=event._state.db)
         return event
 

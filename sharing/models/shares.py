@@ -235,7 +235,7 @@ class Share(DownloadCounting, models.Model):
                 # lifetime; the CHECK constraint would refuse the row anyway.
                 raise ValidationError({"expires_at": "The deadline passed before the share could be created."})
             share.created_at = share.updated_at = now
-            rows.insert(share, using=router.db_for_write(cls))
+            rows.insert_skipping_save(share, using=router.db_for_write(cls))
             ShareEvent.record(
                 share.pk,
                 ShareEvent.Kind.CREATED,
