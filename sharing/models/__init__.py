@@ -1,7 +1,8 @@
 """Files, shares and the sharing policy: the rules of the product.
 
 Everything is importable from sharing.models. The modules form layers; a
-module imports only from the layers above it in this list, never below:
+module imports only from the layers above it in this list, never below
+(tests/test_layers.py checks it):
 
 1. state      a share's statuses, the one servable rule (as Q, SQL and a
               check), what has happened to a share (fate_of), the time that
@@ -11,8 +12,8 @@ module imports only from the layers above it in this list, never below:
 2. files      stored files and the upload rules
 3. downloads  counting downloads, resume allowances, folding pending counts
 4. shares     the Share model: create, change, unshare
-   lookup     a share by its link's token (the public link's first query)
-5. expiring   the one path that ends shares by time
+5. lookup     a share by its link's token (the public link's first query)
+   expiring   the one path that ends shares by time
 6. reactivation, removal
               bringing an ended share back; deleting a file with its shares,
               reaping ephemeral files, purging ended shares past retention
