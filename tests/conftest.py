@@ -76,6 +76,21 @@ def admin_user(db):
 
 
 @pytest.fixture
+def alice_web(alice) -> Client:
+    """Alice signed in to the web pages."""
+    client = Client()
+    client.force_login(alice)
+    return client
+
+
+@pytest.fixture
+def bob_web(bob) -> Client:
+    client = Client()
+    client.force_login(bob)
+    return client
+
+
+@pytest.fixture
 def anon_client():
     return APIClient()
 

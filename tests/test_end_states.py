@@ -76,13 +76,6 @@ def make(state: str, stored) -> Share:
     return share
 
 
-@pytest.fixture
-def alice_web(alice) -> Client:
-    client = Client()
-    client.force_login(alice)
-    return client
-
-
 @pytest.mark.parametrize("state", list(EXPECTED))
 def test_every_reader_of_a_share_agrees_on_what_happened_to_it(state, alice, alice_client, alice_web, make_file):
     api_status, end_reason, link_status, recipient_line, owner_sentence = EXPECTED[state]

@@ -16,20 +16,6 @@ from django.utils import timezone
 from sharing.models import Share, SharingPolicy, StoredFile
 
 
-@pytest.fixture
-def alice_web(alice) -> Client:
-    client = Client()
-    client.force_login(alice)
-    return client
-
-
-@pytest.fixture
-def bob_web(bob) -> Client:
-    client = Client()
-    client.force_login(bob)
-    return client
-
-
 def share_of(stored, seconds=3600, **options) -> Share:
     return Share.create_for(file=stored, expires_at=timezone.now() + timedelta(seconds=seconds), **options)
 
