@@ -91,8 +91,8 @@ except ValueError as exc:
 
 if _db["ENGINE"] == "django.db.backends.sqlite3":
     # Django's backend, with writers queued in the kernel rather than in
-    # SQLite's sleeping busy handler (microcloud.writer_queue).
-    _db["ENGINE"] = "microcloud.sqlite_writers"
+    # SQLite's sleeping busy handler (sqlite_writers.queue).
+    _db["ENGINE"] = "sqlite_writers"
     _db["OPTIONS"] = {
         # IMMEDIATE: a transaction takes the write lock when it begins, so a
         # read-then-write never fails with "database is locked" half-way (a

@@ -23,7 +23,7 @@ from django.conf import settings
 from django.core.cache import caches
 from redis.exceptions import RedisError
 
-from microcloud.writer_queue import WriterQueue
+from sqlite_writers.queue import WriterQueue
 
 
 class CountersUnavailable(Exception):
@@ -111,7 +111,7 @@ class SqliteCounters:
         "database is locked" at once instead of waiting (SQLite's busy
         handler is not called for that upgrade). Return the first row."""
         conn = self._connection()
-        queue = self.local.queue  # writers of all workers take turns (microcloud.writer_queue)
+        queue = self.local.queue  # writers of all workers take turns (sqlite_writers.queue)
         queue.join()
         try:
             conn.execute("BEGIN IMMEDIATE")  # waits up to the connection's timeout

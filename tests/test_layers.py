@@ -6,7 +6,18 @@ import ast
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-PROJECT_PACKAGES = {"sharing", "expiry", "links", "web", "webhooks", "notices", "ratelimit", "microcloud", "bench"}
+PROJECT_PACKAGES = {
+    "sharing",
+    "expiry",
+    "links",
+    "web",
+    "webhooks",
+    "notices",
+    "ratelimit",
+    "microcloud",
+    "bench",
+    "sqlite_writers",
+}
 APPS = ["sharing", "expiry", "links", "web", "webhooks", "notices", "ratelimit"]
 # sharing/models/, lowest first: a module imports only from layers before its own.
 MODEL_LAYERS = [
@@ -99,6 +110,18 @@ def test_apps_never_import_the_project_package_or_the_benchmarks():
         for name in imported(node)
         if name.split(".")[0] in {"microcloud", "bench"}
     ]
+    assert reaching_up == []
+
+
+def test_the_sqlite_writers_package_sits_below_every_app():
+    reaching_up = [
+        f"{path.relative_to(REPO)}:{node.lineno} {name}"
+        for path in sources("sqlite_writers")
+        for node in ast.walk(ast.parse(path.read_text()))
+        for name in imported(node)
+        if name.split(".")[0] in PROJECT_PACKAGES - {"sqlite_writers"}
+    ]
+    assert sources("sqlite_writers"), "the package is where the apps look for it"
     assert reaching_up == []
 
 

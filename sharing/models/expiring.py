@@ -27,11 +27,11 @@ from typing import Protocol
 from django.db import connections, transaction
 from django.utils.duration import duration_microseconds
 
-from expiry.sqlite_lock import begin_immediate  # TODO move below the apps
 from sharing.models.events import ShareEvent
 from sharing.models.shares import Share
 from sharing.models.state import EndReason, Status, due_sql
 from sharing.signals import shares_expired
+from sqlite_writers.poll import begin_immediate
 
 
 class ExpiryOutbox(Protocol):

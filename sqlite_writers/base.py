@@ -1,4 +1,4 @@
-"""Django's SQLite backend, with its transactions queued (microcloud.writer_queue).
+"""Django's SQLite backend, with its transactions queued (sqlite_writers.queue).
 
 Each transaction (atomic() begins one with BEGIN IMMEDIATE, see settings)
 takes its place in the file's writer queue before it begins and leaves it
@@ -8,7 +8,7 @@ turns in the kernel instead of sleeping in SQLite's busy handler.
 
 from django.db.backends.sqlite3 import base
 
-from microcloud.writer_queue import queue_for
+from sqlite_writers.queue import queue_for
 
 
 class DatabaseWrapper(base.DatabaseWrapper):

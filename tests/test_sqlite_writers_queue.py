@@ -1,4 +1,4 @@
-"""SQLite writers queue on a flock() beside the database (microcloud.writer_queue).
+"""SQLite writers queue on a flock() beside the database (sqlite_writers.queue).
 
 A writer waiting in the queue shows in /proc/locks as a blocked flock on the
 queue file's inode: the tests hold the queue, start a writer, see it wait
@@ -15,8 +15,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 
-from microcloud.writer_queue import WriterQueue, queue_for
 from ratelimit.counters import SqliteCounters
+from sqlite_writers.queue import WriterQueue, queue_for
 from tests.helpers import wait_until
 
 sqlite_only = pytest.mark.skipif(connection.vendor != "sqlite", reason="the queue is SQLite's")

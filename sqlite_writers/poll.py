@@ -1,10 +1,10 @@
-"""The daemon's way into SQLite's write lock: asked for every 0.2 ms.
+"""The expiry path's way into SQLite's write lock: asked for every 0.2 ms.
 
 A writer that finds SQLite's lock taken waits in the busy handler, which
 sleeps 1, 2, 5, 10 ... up to 100 ms between tries; under web load the
 daemon's expiries slept there most of their time and came tens to hundreds
 of ms late while web writers took the lock in between (python -m bench.mixed
-with --profile). Web writers queue in the kernel (microcloud.writer_queue);
+with --profile). Web writers queue in the kernel (sqlite_writers.queue);
 the daemon asks again every POLL instead, so it gets the lock soon after the
 transaction holding it commits. This decides who waits less, not what is
 written: BEGIN IMMEDIATE and the conditional UPDATE still decide that.

@@ -1,11 +1,11 @@
-"""The daemon asks for SQLite's write lock every 0.2 ms (expiry.sqlite_lock)
+"""The daemon asks for SQLite's write lock every 0.2 ms (sqlite_writers.poll)
 instead of sleeping in the busy handler's growing back-off."""
 
 import sqlite3
 
 import pytest
 
-from expiry.sqlite_lock import POLL, begin_immediate
+from sqlite_writers.poll import POLL, begin_immediate
 
 
 @pytest.fixture
