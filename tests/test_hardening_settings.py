@@ -37,11 +37,12 @@ def test_manage_py_works_in_a_checkout_where_make_run_wrote_the_key(tmp_path):
     checkout.mkdir()
     # Copies of manage.py (Python puts the real folder of a linked script on
     # sys.path) and of the settings package, so BASE_DIR is this folder; the
-    # apps are links.
+    # apps and the packages below them are links.
     shutil.copy(REPO_ROOT / "manage.py", checkout)
     shutil.copytree(REPO_ROOT / "microcloud", checkout / "microcloud", ignore=shutil.ignore_patterns("__pycache__"))
     for app in REPO_ROOT.iterdir():
-        if (app / "apps.py").exists():  # every app of the project, however many there are
+        # every package of the project, however many there are
+        if (app / "__init__.py").exists() and app.name not in {"microcloud", "tests"}:
             (checkout / app.name).symlink_to(app)
     (checkout / "var").mkdir(mode=0o700)
     (checkout / "var" / "secret_key").write_text("s" * 50 + "\n")
