@@ -1,5 +1,8 @@
 from django.apps import AppConfig
 
+from expiry.notify import notify_daemons
+from sharing.signals import share_schedule_changed
+
 
 class ExpiryConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
@@ -7,4 +10,4 @@ class ExpiryConfig(AppConfig):
     verbose_name = "Expiry daemon"
 
     def ready(self):
-        from expiry import notify  # noqa: F401  (connects the NOTIFY sender)
+        share_schedule_changed.connect(notify_daemons, dispatch_uid="expiry.notify")

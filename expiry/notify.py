@@ -23,9 +23,6 @@ import socket
 
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
-from django.dispatch import receiver
-
-from sharing.signals import share_schedule_changed
 
 logger = logging.getLogger("expiry")
 
@@ -93,8 +90,9 @@ def send_datagram(path: str, payload: str) -> bool:
     return True
 
 
-@receiver(share_schedule_changed, dispatch_uid="expiry.notify")
 def notify_daemons(sender, share_id, expires_at, using=DEFAULT_DB_ALIAS, **kwargs):
+    """Announce a new or renewed deadline to the daemons: the receiver of
+    share_schedule_changed, connected in ExpiryConfig.ready()."""
     connection = connections[using]
     if connection.vendor == "sqlite":
         path = wakeup_socket_path(using)

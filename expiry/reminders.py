@@ -32,6 +32,9 @@ from datetime import timedelta
 from expiry.notify import valid_deadline
 from expiry.store import to_datetime
 from notices.claims import claim_reminder, lead_is_on, reminder_times
+from notices.mail import send_reminder
+from notices.worker import default_worker
+from sharing.models import SharingPolicy
 
 logger = logging.getLogger("expiry")
 
@@ -52,15 +55,10 @@ class ReminderStats:
 
 
 def _policy_lead() -> timedelta | None:
-    from sharing.models import SharingPolicy
-
     return SharingPolicy.current().reminder_lead
 
 
 def _send_by_mail(share_id: int) -> None:
-    from notices.mail import send_reminder
-    from notices.worker import default_worker
-
     default_worker().submit(send_reminder, share_id)
 
 

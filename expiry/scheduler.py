@@ -42,6 +42,7 @@ from expiry.bursts import ChunkedExpiry
 from expiry.notify import valid_deadline
 from expiry.reminders import NoReminders
 from expiry.store import ShareDeadline, ShareStore
+from sharing.models import SharingPolicy
 
 logger = logging.getLogger("expiry")
 
@@ -373,6 +374,4 @@ class ExpiryScheduler(ChunkedExpiry):
 
 
 def _policy_default_lifetime() -> timedelta:
-    from sharing.models import SharingPolicy
-
     return SharingPolicy.current().default_lifetime
