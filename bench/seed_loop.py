@@ -1,4 +1,4 @@
-"""The reference "seed-style loop" of shared EXPIRY.md, as a runnable engine.
+"""The reference "seed-style loop" (described in docs/expiry.md), as a runnable engine.
 
     python -m bench.seed_loop DB [--interval SECONDS]
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
-from bench.web import front
+from microcloud import nginx_front as front
 from sharing.models import Share, StoredFile
 from tests.browser.helpers import is_true
 from tests.helpers import free_port, start_web, stop, wait_for_port

@@ -1,2 +1,3 @@
 """The mixed benchmark: the expiry daemon's lateness while gunicorn serves
-downloads and creates shares (issue 12, point 7). Run `python -m bench.mixed`."""
+downloads and creates shares (target: p99 <= 5 ms, see docs/benchmarks.md).
+Run `python -m bench.mixed`."""

@@ -1,4 +1,4 @@
-"""The mixed benchmark's tables and its target (issue 12, point 7)."""
+"""The mixed benchmark's tables and its target: expiry lateness p99 under web load."""
 
 from bench import report as expiry_report
 
@@ -28,7 +28,7 @@ def _ms(value) -> str:
 def render(full: dict) -> str:
     meta, plan = full["meta"], full["plan"]
     lines = [
-        "MIXED: expiry lateness while gunicorn serves downloads and creates shares (issue 12, point 7)",
+        "MIXED: expiry lateness while gunicorn serves downloads and creates shares",
         f"  {meta.get('command', '')}",
         f"  commit {meta.get('git_commit', '?')}, {meta.get('cpu', '?')}, load average "
         f"{_load(meta.get('load_average_start'))} at start, {_load(meta.get('load_average_end'))} at end",
@@ -93,7 +93,7 @@ def render(full: dict) -> str:
             lines += ["", f"  {vendor}: py-spy on the daemon ({profile['samples']} samples of its expiry thread):"]
             for name, share in profile["categories"].items():
                 lines.append(f"    {name:<48}{share:>6.1f} %")
-    lines += ["", "TARGETS (issue 12, point 7)"]
+    lines += ["", "TARGETS"]
     for t in full["targets"]:
         measured = "-" if t["measured"] is None else f"{t['measured']:.2f} ms"
         lines.append(f"  {t['status']:<13}{t['target']}: {measured}")

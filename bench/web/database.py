@@ -76,7 +76,7 @@ def app_env(database: Database, *, static_root: Path, media_root: Path, upload_l
         SECRET_KEY=secrets.token_urlsafe(50),
         DEBUG="false",
         LOG_LEVEL="WARNING",
-        DJANGO_SETTINGS_MODULE="microcloud.bench_settings",
+        DJANGO_SETTINGS_MODULE="bench.web.settings",
         PYTHONUNBUFFERED="1",
         # All load comes from 127.0.0.1: the per-address limit on public links
         # would measure itself. Its counters still run (a file of this run's own).

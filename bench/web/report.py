@@ -217,5 +217,5 @@ def render(report: dict) -> str:
         ]
         for t in report["targets"]
     ]
-    parts.append("TARGETS (issue 12)\n" + table(["target", "measured", "limit", ""], target_rows))
+    parts.append("TARGETS\n" + table(["target", "measured", "limit", ""], target_rows))
     return "\n\n".join(parts) + "\n"

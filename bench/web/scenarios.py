@@ -17,7 +17,7 @@ from bench.web.front import NGINX_STATIC_PREFIX
 from bench.web.plan import Plan
 from bench.web.server import Server
 
-FLOOR_VIEW = "/bench/floor"  # microcloud/bench_urls.py
+FLOOR_VIEW = "/bench/floor"  # bench/web/urls.py
 STATIC_PREFIX = "/static/bench/"  # files put in the bench's own STATIC_ROOT
 SIZES = ("small", "medium", "large")
 YARDSTICK_CONNECTIONS = 16  # where the targets are read

@@ -13,14 +13,17 @@ from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 ENGINES = ("daemon", "seed_loop", "sweep")
 
 # The benchmark builds its own SQLite databases whatever the suite runs on, so
 # the PostgreSQL pass would only repeat the SQLite pass's ~45 s.
-pytestmark = pytest.mark.skipif(
-    os.environ.get("DATABASE_URL", "").startswith("postgres"), reason="runs once, in the SQLite pass"
-)
+pytestmark = [
+    pytest.mark.bench,
+    pytest.mark.skipif(
+        os.environ.get("DATABASE_URL", "").startswith("postgres"), reason="runs once, in the SQLite pass"
+    ),
+]
 PER_ENGINE = ("spread", "rate", "burst", "idle", "pickup")
 DAEMON_ONLY = {"rate"}
 

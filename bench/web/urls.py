@@ -1,7 +1,7 @@
 """The project's URLs plus /bench/floor, for the web benchmark only.
 
-Only microcloud/bench_settings.py names this module. The floor view answers
-"ok" without touching the database: what a request costs in gunicorn, WSGI and
+Only bench/web/settings.py names this module. The floor view answers "ok"
+without touching the database: what a request costs in gunicorn, WSGI and
 the middleware stack alone, the yardstick for every view of ours.
 """
 
