@@ -1,23 +1,11 @@
 import argparse
 import logging
 import signal
-import time
 
 from django.conf import settings
 from django.core.management.base import BaseCommand
-from django.db import connection
 
-from expiry.checkpoint import WalCheckpointer
-from expiry.daemon import ExpiryDaemon
-from expiry.housekeeping import Housekeeper
-from expiry.idlog import ExpiredIdLog
-from expiry.lease import LeaseKeeper
-from expiry.reminders import ReminderSchedule
-from expiry.scheduler import ExpiryScheduler
-from expiry.store import ShareStore
-from expiry.watchers import watcher_for
-from notices.worker import default_worker
-from webhooks.worker import WebhookThread
+from expiry.service import LEASE_CHOICES, STOP_SIGNALS, build_service
 
 logger = logging.getLogger("expiry")
 
@@ -101,7 +89,7 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--lease",
-            choices=["auto", "on", "off"],
+            choices=LEASE_CHOICES,
             default="auto",
             help=(
                 "Whether daemons take turns through a lease (one expires, the others stand by). "
@@ -137,90 +125,26 @@ class Command(BaseCommand):
     def handle(self, *args, once=False, verbosity=1, **options):
         if verbosity != 1:  # 1, the default, keeps LOG_LEVEL from the settings
             logger.setLevel(VERBOSITY_LEVELS.get(verbosity, logging.DEBUG))
-        id_log = ExpiredIdLog(options["log_expired_ids"]).connect() if options["log_expired_ids"] else None
+        service = build_service(
+            refresh_interval=options["refresh_interval"],
+            pickup_interval=options["pickup_interval"],
+            coalesce=options["coalesce"],
+            lease=options["lease"],
+            lease_ttl=options["lease_ttl"],
+            webhooks=not options["no_webhooks"],
+            reminders=not once,
+            log_expired_ids=options["log_expired_ids"],
+        )
         try:
-            self.run(once=once, **options)
+            if once:
+                self.stdout.write(f"Expired {service.catch_up()} shares.")
+                return
+            # Installed here, in the main thread: start() keeps the stop signals
+            # away from every other thread, so they interrupt join() below.
+            for signum in STOP_SIGNALS:
+                signal.signal(signum, service.stop)
+            service.start()
+            service.join()
         finally:
-            if id_log is not None:
-                id_log.close()
-
-    def run(self, *, once, refresh_interval, pickup_interval, coalesce, lease, lease_ttl, no_webhooks, **options):
-        scheduler = ExpiryScheduler(
-            ShareStore(),
-            refresh_interval=refresh_interval,
-            watcher=watcher_for(),
-            pickup_interval=pickup_interval,
-            coalesce=coalesce,
-            # Not for --once: a cron run expires what is due and leaves.
-            reminders=None if once else ReminderSchedule(),
-        )
-        if once:
-            expired = scheduler.catch_up()
-            self.stdout.write(f"Expired {expired} shares.")
-            return
-
-        use_lease = lease == "on" or (lease == "auto" and connection.vendor == "sqlite")
-        keeper = LeaseKeeper(ttl=lease_ttl) if use_lease else None
-        housekeeper = Housekeeper(
-            purge_interval=settings.EXPIRY_PURGE_INTERVAL, sweep_interval=settings.EXPIRY_SWEEP_INTERVAL
-        ).connect()
-        daemon = ExpiryDaemon(
-            scheduler, lease=keeper, checkpointer=WalCheckpointer.for_database(), housekeeper=housekeeper
-        )
-        # The webhook worker rides along (one fewer process to run); every
-        # daemon may run one, claims keep them from sending a delivery twice.
-        webhooks = None if no_webhooks else WebhookThread()
-
-        def stop(*_):
-            daemon.stop()
-            if webhooks is not None:
-                webhooks.stop()
-
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(signum, stop)
-        started = time.monotonic()
-        logger.info(
-            "runexpiry started on %s (%s, pick-up every %.3f s)",
-            connection.vendor,
-            f"lease ttl {lease_ttl:g} s" if keeper else "no lease",
-            pickup_interval,
-        )
-        # The kernel hands a process's signal to any thread that does not block
-        # it; one taken by a worker thread never wakes the main thread's
-        # blocking join(), and the stop request was lost (~1 run in 4 hung on
-        # SIGINT then SIGTERM). So the daemon thread, and every thread it
-        # starts, blocks them: they always reach the main thread, whose join()
-        # they interrupt to run the handler. No polling wake-ups needed.
-        stop_signals = {signal.SIGTERM, signal.SIGINT}
-        signal.pthread_sigmask(signal.SIG_BLOCK, stop_signals)
-        try:
-            daemon.start()
-            if webhooks is not None:
-                webhooks.start()
-        finally:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, stop_signals)
-        daemon.join()
-        housekeeper.disconnect()
-        # Reminders claimed but not sent yet go out now (or are logged as lost).
-        default_worker().close(timeout=10)
-        if webhooks is not None:
-            webhooks.stop()  # the expiry thread may have ended on its own
-            webhooks.join()
-        stats = scheduler.stats
-        logger.info(
-            "runexpiry stopped after %.1f s: %d shares expired in %d batches (worst lateness %.3f ms, "
-            "longest stamp-to-commit %.3f ms), %d caught up at start, %d picked up, %d refreshes, %d failed steps; "
-            "%d ended shares purged, %d ephemeral files deleted",
-            time.monotonic() - started,
-            stats.expired,
-            stats.batches,
-            stats.worst_lateness * 1000,
-            stats.worst_stamp_gap * 1000,
-            stats.caught_up,
-            stats.pickups,
-            stats.refreshes,
-            daemon.errors,
-            housekeeper.purged,
-            housekeeper.reaped,
-        )
+            service.close()
         self.stdout.write("Done.")

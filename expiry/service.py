@@ -1,0 +1,196 @@
+"""The expiry daemon put together: what `runexpiry` runs, and what tests and
+any other entry point build instead of wiring the parts by hand.
+
+build_service() turns the command's options into the parts: the scheduler
+and its store, watcher and reminders; the daemon thread with its lease (if
+any), WAL checkpointer and housekeeper; the webhook thread; the id log.
+ExpiryService runs them: catch_up() for `--once`, or start(), stop() (safe
+in a signal handler), join() and close(), which sends the reminders still
+queued, waits for the webhook thread and logs the run's summary.
+"""
+
+import logging
+import signal
+import time
+from collections.abc import Callable
+
+from django.conf import settings
+from django.db import connection
+
+from expiry.checkpoint import WalCheckpointer
+from expiry.daemon import ExpiryDaemon
+from expiry.housekeeping import Housekeeper
+from expiry.idlog import ExpiredIdLog
+from expiry.lease import LeaseKeeper
+from expiry.reminders import ReminderSchedule
+from expiry.scheduler import ExpiryScheduler
+from expiry.store import ShareStore
+from expiry.watchers import Watcher, watcher_for
+from notices.worker import default_worker
+from webhooks.worker import WebhookThread
+
+logger = logging.getLogger("expiry")
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+LEASE_CHOICES = ("auto", "on", "off")
+
+
+class ExpiryService:
+    def __init__(
+        self,
+        scheduler: ExpiryScheduler,
+        daemon: ExpiryDaemon,
+        housekeeper: Housekeeper,
+        *,
+        webhooks: WebhookThread | None = None,
+        id_log: ExpiredIdLog | None = None,
+    ):
+        self.scheduler = scheduler
+        self.daemon = daemon
+        self.housekeeper = housekeeper
+        self.webhooks = webhooks
+        self.id_log = id_log
+        self.started: float | None = None  # time.monotonic() at start()
+        self.closed = False
+
+    @property
+    def lease(self) -> LeaseKeeper | None:
+        return self.daemon.lease
+
+    def catch_up(self) -> int:
+        """Expire every share already due and return how many (`--once`)."""
+        return self.scheduler.catch_up()
+
+    def start(self) -> None:
+        """Start the daemon thread and the webhook thread.
+
+        Call it from the thread that receives SIGTERM and SIGINT (the main
+        thread), after installing their handlers: see below.
+        """
+        self.housekeeper.connect()
+        self.started = time.monotonic()
+        logger.info(
+            "runexpiry started on %s (%s, pick-up every %.3f s)",
+            connection.vendor,
+            f"lease ttl {self.lease.ttl:g} s" if self.lease else "no lease",
+            self.scheduler.pickup_interval,
+        )
+        # The kernel hands a process's signal to any thread that does not block
+        # it; one taken by a worker thread never wakes the main thread's
+        # blocking join(), and the stop request was lost (~1 run in 4 hung on
+        # SIGINT then SIGTERM). So the daemon thread, and every thread it
+        # starts, blocks them: they always reach the main thread, whose join()
+        # they interrupt to run the handler. No polling wake-ups needed.
+        stop_signals = set(STOP_SIGNALS)
+        signal.pthread_sigmask(signal.SIG_BLOCK, stop_signals)
+        try:
+            self.daemon.start()
+            if self.webhooks is not None:
+                self.webhooks.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, stop_signals)
+
+    def stop(self, *_signal_args) -> None:
+        """Ask both threads to stop after the work in hand; only sets flags,
+        so it may be a signal handler."""
+        self.daemon.stop()
+        if self.webhooks is not None:
+            self.webhooks.stop()
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait for the daemon thread to end (after stop())."""
+        self.daemon.join(timeout)
+
+    def close(self) -> None:
+        """After the daemon thread ended: hand the reaps back, send the
+        reminders still queued, wait for the webhook thread, log the run's
+        summary; close the id log. Safe to call twice, or without start()."""
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            if self.started is not None:
+                self._finish_run()
+        finally:
+            if self.id_log is not None:
+                self.id_log.close()
+
+    def _finish_run(self) -> None:
+        self.housekeeper.disconnect()
+        # Reminders claimed but not sent yet go out now (or are logged as lost).
+        default_worker().close(timeout=10)
+        webhooks = self.webhooks
+        if webhooks is not None and webhooks.ident is not None:
+            webhooks.stop()  # the expiry thread may have ended on its own
+            webhooks.join()
+        stats = self.scheduler.stats
+        logger.info(
+            "runexpiry stopped after %.1f s: %d shares expired in %d batches (worst lateness %.3f ms, "
+            "longest stamp-to-commit %.3f ms), %d caught up at start, %d picked up, %d refreshes, %d failed steps; "
+            "%d ended shares purged, %d ephemeral files deleted",
+            time.monotonic() - self.started,
+            stats.expired,
+            stats.batches,
+            stats.worst_lateness * 1000,
+            stats.worst_stamp_gap * 1000,
+            stats.caught_up,
+            stats.pickups,
+            stats.refreshes,
+            self.daemon.errors,
+            self.housekeeper.purged,
+            self.housekeeper.reaped,
+        )
+
+
+def build_service(
+    *,
+    refresh_interval: float | None = None,
+    pickup_interval: float | None = None,
+    coalesce: float | None = None,
+    lease: str = "auto",
+    lease_ttl: float | None = None,
+    lease_owner: str | None = None,
+    webhooks: bool = True,
+    reminders: bool = True,
+    log_expired_ids: str | None = None,
+    watcher: Watcher | None = None,
+    clock: Callable[[], float] | None = None,
+) -> ExpiryService:
+    """Assemble the expiry daemon as `runexpiry` runs it; start nothing.
+
+    Options left None take runexpiry's defaults from the settings
+    (EXPIRY_REFRESH_INTERVAL, else the reference rule; EXPIRY_PICKUP_INTERVAL,
+    EXPIRY_COALESCE, EXPIRY_LEASE_TTL). `lease`: "on", "off", or "auto" (on
+    for SQLite, off for PostgreSQL, where all daemons work at once).
+    `reminders=False` leaves reminders out (`--once`), `webhooks=False` the
+    webhook thread. `watcher` defaults to the database's (watcher_for); `clock`
+    (wall-clock seconds, time.time by default) drives the scheduler, the
+    reminders and the lease. Only `log_expired_ids` acts at once: it opens
+    that file and starts logging to it, until close().
+    """
+    if lease not in LEASE_CHOICES:
+        raise ValueError(f"lease must be one of {LEASE_CHOICES}, not {lease!r}")
+    id_log = ExpiredIdLog(log_expired_ids).connect() if log_expired_ids else None
+    scheduler = ExpiryScheduler(
+        ShareStore(),
+        clock=clock,
+        refresh_interval=refresh_interval or settings.EXPIRY_REFRESH_INTERVAL or None,
+        watcher=watcher if watcher is not None else watcher_for(),
+        pickup_interval=settings.EXPIRY_PICKUP_INTERVAL if pickup_interval is None else pickup_interval,
+        coalesce=settings.EXPIRY_COALESCE if coalesce is None else coalesce,
+        # Not for --once: a cron run expires what is due and leaves.
+        reminders=ReminderSchedule(clock=clock) if reminders else None,
+    )
+    use_lease = lease == "on" or (lease == "auto" and connection.vendor == "sqlite")
+    keeper = None
+    if use_lease:
+        ttl = settings.EXPIRY_LEASE_TTL if lease_ttl is None else lease_ttl
+        keeper = LeaseKeeper(ttl=ttl, owner=lease_owner, clock=clock)
+    housekeeper = Housekeeper(
+        purge_interval=settings.EXPIRY_PURGE_INTERVAL, sweep_interval=settings.EXPIRY_SWEEP_INTERVAL
+    )
+    daemon = ExpiryDaemon(scheduler, lease=keeper, checkpointer=WalCheckpointer.for_database(), housekeeper=housekeeper)
+    # The webhook worker rides along (one fewer process to run); every
+    # daemon may run one, claims keep them from sending a delivery twice.
+    webhook_thread = WebhookThread() if webhooks else None
+    return ExpiryService(scheduler, daemon, housekeeper, webhooks=webhook_thread, id_log=id_log)
