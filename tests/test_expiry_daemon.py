@@ -15,8 +15,8 @@ from django.db import OperationalError, connection
 from django.utils import timezone
 from freezegun import freeze_time
 
-from expiry.daemon import ExpiryDaemon
 from expiry.scheduler import ExpiryScheduler
+from expiry.service import build_service
 from expiry.store import ShareStore
 from expiry.watchers import watcher_for
 from sharing.models import Share
@@ -138,22 +138,23 @@ def test_the_daemon_thread_survives_a_locked_database_and_still_expires(shared_f
     # Connections the daemon thread opens give up on a lock after 50 ms.
     monkeypatch.setitem(connection.settings_dict["OPTIONS"], "timeout", 0.05)
     share = create_share(shared_file, 0.3)
-    daemon = ExpiryDaemon(ExpiryScheduler(ShareStore(), refresh_interval=3600, watcher=watcher_for()))
+    service = build_service(refresh_interval=3600, lease="off", webhooks=False)
     blocker = sqlite3.connect(connection.settings_dict["NAME"], isolation_level=None)
     try:
-        daemon.start()
-        assert wait_until(lambda: daemon.scheduler.scheduled_deadline(share.pk) is not None, 5)
+        service.start()
+        assert wait_until(lambda: service.scheduler.scheduled_deadline(share.pk) is not None, 5)
         blocker.execute("BEGIN IMMEDIATE")
         time.sleep(0.6)  # the share falls due while the lock is held
         blocker.execute("COMMIT")
         assert wait_until(lambda: Share.objects.get(pk=share.pk).status == Share.Status.EXPIRED, 5)
-        assert daemon.errors >= 1
-        assert daemon.is_alive()
+        assert service.daemon.errors >= 1
+        assert service.daemon.is_alive()
     finally:
         blocker.close()
-        daemon.stop()
-        daemon.join(5)
-    assert not daemon.is_alive()
+        service.stop()
+        service.join(5)
+        service.close()
+    assert not service.daemon.is_alive()
 
 
 # --- the command -----------------------------------------------------------------

@@ -11,12 +11,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from expiry.daemon import ExpiryDaemon
 from expiry.lease import LeaseKeeper
 from expiry.models import Lease
-from expiry.scheduler import ExpiryScheduler
-from expiry.store import ShareStore, to_datetime
-from expiry.watchers import watcher_for
+from expiry.service import ExpiryService, build_service
+from expiry.store import to_datetime
 from sharing.models import Share
 from tests.helpers import in_threads, wait_until
 
@@ -159,9 +157,10 @@ def test_of_many_daemons_racing_for_a_lease_nobody_created_yet_exactly_one_wins(
 # --- the daemon thread with a lease ----------------------------------------------
 
 
-def lease_daemon(ttl: float, owner: str) -> ExpiryDaemon:
-    scheduler = ExpiryScheduler(ShareStore(), refresh_interval=3600, watcher=watcher_for(), pickup_interval=0.05)
-    return ExpiryDaemon(scheduler, lease=LeaseKeeper(ttl=ttl, owner=owner))
+def lease_daemon(ttl: float, owner: str) -> ExpiryService:
+    return build_service(
+        refresh_interval=3600, pickup_interval=0.05, lease="on", lease_ttl=ttl, lease_owner=owner, webhooks=False
+    )
 
 
 def status_of(share: Share) -> str:
@@ -171,9 +170,10 @@ def status_of(share: Share) -> str:
 
 @pytest.mark.django_db(transaction=True)
 def test_a_holder_that_cannot_renew_stops_expiring_and_stands_by_until_the_lease_is_free(shared_file):
-    daemon = lease_daemon(ttl=1.5, owner="holder")
+    service = lease_daemon(ttl=1.5, owner="holder")
+    daemon = service.daemon
     try:
-        daemon.start()
+        service.start()
         assert wait_until(lambda: daemon.leading, 5)
         # Another daemon takes the lease (as after this one stalled past its ttl).
         Lease.objects.filter(name="runexpiry").update(owner="thief", expires_at=timezone.now() + timedelta(hours=1))
@@ -181,14 +181,15 @@ def test_a_holder_that_cannot_renew_stops_expiring_and_stands_by_until_the_lease
         assert wait_until(lambda: daemon.leading is False, 2)  # noticed at the next renewal (ttl/3)
         time.sleep(max(0.0, share.expires_at.timestamp() - time.time()) + 0.5)
         assert status_of(share) == Share.Status.ACTIVE  # not this daemon's to expire any more
-        assert len(daemon.scheduler) == 0
+        assert len(service.scheduler) == 0
 
         Lease.objects.filter(name="runexpiry").update(expires_at=timezone.now())  # the thief exits
         assert wait_until(lambda: status_of(share) == Share.Status.EXPIRED, 5)
         assert daemon.leading
     finally:
-        daemon.stop()
-        daemon.join(5)
+        service.stop()
+        service.join(5)
+        service.close()
     assert not daemon.is_alive()
     assert Lease.objects.get(name="runexpiry").expires_at <= timezone.now()  # released on exit
 
@@ -197,13 +198,14 @@ def test_a_holder_that_cannot_renew_stops_expiring_and_stands_by_until_the_lease
 def test_a_stand_by_daemon_expires_nothing_while_another_holds_the_lease(shared_file):
     Lease.objects.create(name="runexpiry", owner="other", expires_at=timezone.now() + timedelta(hours=1))
     share = Share.create_for(file=shared_file, expires_at=timezone.now() + timedelta(seconds=0.3))
-    daemon = lease_daemon(ttl=5, owner="stand-by")
+    service = lease_daemon(ttl=5, owner="stand-by")
     try:
-        daemon.start()
+        service.start()
         time.sleep(1.2)
-        assert daemon.leading is False
+        assert service.daemon.leading is False
         assert status_of(share) == Share.Status.ACTIVE
     finally:
-        daemon.stop()
-        daemon.join(5)
+        service.stop()
+        service.join(5)
+        service.close()
     assert Lease.objects.get(name="runexpiry").owner == "other"  # a stand-by releases nothing

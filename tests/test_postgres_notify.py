@@ -8,10 +8,8 @@ import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from expiry.daemon import ExpiryDaemon
 from expiry.notify import CHANNEL, parse_payload
-from expiry.scheduler import ExpiryScheduler
-from expiry.store import ShareStore
+from expiry.service import ExpiryService, build_service
 from expiry.watchers import NotifyWatcher, conninfo_for
 from sharing.models import Share
 from tests.helpers import create_share, in_other_connection, wait_until
@@ -31,10 +29,21 @@ def listener():
         yield conn
 
 
-def notify_daemon(**watcher_options) -> ExpiryDaemon:
-    watcher = NotifyWatcher(safety_interval=watcher_options.pop("safety_interval", NEVER), **watcher_options)
-    scheduler = ExpiryScheduler(ShareStore(), refresh_interval=NEVER, watcher=watcher, pickup_interval=NEVER)
-    return ExpiryDaemon(scheduler)
+def notify_daemon(*, pickup_interval: float = NEVER, **watcher_options) -> ExpiryService:
+    watcher_options.setdefault("safety_interval", NEVER)
+    return build_service(
+        refresh_interval=NEVER,
+        watcher=NotifyWatcher(**watcher_options),
+        pickup_interval=pickup_interval,
+        lease="off",
+        webhooks=False,
+    )
+
+
+def stop_daemon(service: ExpiryService) -> None:
+    service.stop()
+    service.join(5)
+    service.close()
 
 
 def status_of(share: Share) -> str:
@@ -87,44 +96,41 @@ def test_a_rolled_back_creation_is_not_announced(shared_file, listener):
 
 @pytest.mark.django_db(transaction=True)
 def test_a_share_created_after_the_refresh_is_expired_on_time_through_notify_alone(shared_file):
-    daemon = notify_daemon()  # no refresh, no pick-up read during the test: NOTIFY only
+    service = notify_daemon()  # no refresh, no pick-up read during the test: NOTIFY only
     try:
-        daemon.start()
-        assert wait_until(lambda: daemon.scheduler.watcher.listening, 5)
+        service.start()
+        assert wait_until(lambda: service.scheduler.watcher.listening, 5)
         share = in_other_connection(lambda: create_share(shared_file, 0.5))
         assert wait_until(lambda: status_of(share) == Share.Status.EXPIRED, 5)
     finally:
-        daemon.stop()
-        daemon.join(5)
+        stop_daemon(service)
     assert share.lateness < timedelta(milliseconds=100)
-    assert daemon.scheduler.stats.pickups >= 1
+    assert service.scheduler.stats.pickups >= 1
 
 
 @pytest.mark.django_db(transaction=True)
 def test_without_a_listen_connection_the_daemon_polls_instead(shared_file):
     unreachable = "host=127.0.0.1 port=1 dbname=nothing connect_timeout=2"
-    watcher = NotifyWatcher(conninfo=unreachable)
-    scheduler = ExpiryScheduler(ShareStore(), refresh_interval=NEVER, watcher=watcher, pickup_interval=0.05)
-    daemon = ExpiryDaemon(scheduler)
+    service = notify_daemon(conninfo=unreachable, safety_interval=2.0, pickup_interval=0.05)
+    watcher = service.scheduler.watcher
     try:
-        daemon.start()
+        service.start()
         assert wait_until(lambda: watcher.listener is not None and watcher.listener.failures >= 1, 5)
         share = in_other_connection(lambda: create_share(shared_file, 0.5))
         assert wait_until(lambda: status_of(share) == Share.Status.EXPIRED, 5)
         assert not watcher.listening
         assert watcher.pickup_interval(0.05) == 0.05
     finally:
-        daemon.stop()
-        daemon.join(5)
+        stop_daemon(service)
     assert share.lateness < timedelta(milliseconds=200)
 
 
 @pytest.mark.django_db(transaction=True)
 def test_a_dropped_listen_connection_is_reconnected_and_notices_flow_again(shared_file):
-    daemon = notify_daemon()
-    watcher = daemon.scheduler.watcher
+    service = notify_daemon()
+    watcher = service.scheduler.watcher
     try:
-        daemon.start()
+        service.start()
         assert wait_until(lambda: watcher.listening, 5)
         assert terminate("application_name = 'runexpiry-listen'") == 1
         assert wait_until(lambda: watcher.listener.connections == 2, 5)  # back-off 0.1 s, then LISTEN again
@@ -132,23 +138,21 @@ def test_a_dropped_listen_connection_is_reconnected_and_notices_flow_again(share
         share = in_other_connection(lambda: create_share(shared_file, 0.5))
         assert wait_until(lambda: status_of(share) == Share.Status.EXPIRED, 5)
     finally:
-        daemon.stop()
-        daemon.join(5)
+        stop_daemon(service)
     assert share.lateness < timedelta(milliseconds=100)
 
 
 @pytest.mark.django_db(transaction=True)
 def test_the_daemon_thread_survives_its_connection_being_killed_and_still_expires(shared_file):
     share = create_share(shared_file, 1.0)
-    daemon = notify_daemon()
+    service = notify_daemon()
     try:
-        daemon.start()
-        assert wait_until(lambda: daemon.scheduler.scheduled_deadline(share.pk) is not None, 5)
+        service.start()
+        assert wait_until(lambda: service.scheduler.scheduled_deadline(share.pk) is not None, 5)
         assert terminate("application_name <> 'runexpiry-listen'") >= 1  # the daemon's own session
         assert wait_until(lambda: status_of(share) == Share.Status.EXPIRED, 5)
-        assert daemon.errors >= 1
-        assert daemon.is_alive()
+        assert service.daemon.errors >= 1
+        assert service.daemon.is_alive()
     finally:
-        daemon.stop()
-        daemon.join(5)
-    assert not daemon.is_alive()
+        stop_daemon(service)
+    assert not service.daemon.is_alive()
