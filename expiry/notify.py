@@ -7,8 +7,9 @@ or a notice instead of polling for changes 20 times a second.
 
 share_schedule_changed is sent after the write has committed, so the NOTIFY
 is its own tiny autocommit statement and never lengthens a hot write
-transaction (a NOTIFY inside one halves its throughput, see shared
-EXPIRY.md). Every daemon LISTENs on CHANNEL (expiry.watchers.NotifyWatcher).
+transaction (a NOTIFY inside one halves its throughput, as measured when
+the design was chosen). Every daemon LISTENs on CHANNEL
+(expiry.watchers.NotifyWatcher).
 
 Notifications are an optimisation, not the source of truth: one lost (the
 daemon was reconnecting, or the NOTIFY failed) is caught by the daemon's

@@ -2,9 +2,10 @@
 
 It keeps in memory only the active shares that expire before its next
 refresh (plus a small overlap), in a heapq of (expires_at, share_id), and
-expires each one when it falls due. The design and its measured figures are
-in shared EXPIRY.md; what this keeps from the reference loop and what it
-does differently:
+expires each one when it falls due. Where the design comes from (the
+reference "seed-style loop") and the figures it rests on are told in docs/
+("How shares expire"); what this keeps from that loop and what it does
+differently:
 
 - The heap head is heap[0], and every due entry is popped at once, then
   expired in batches of sorted ids with one conditional UPDATE per batch.

@@ -11,7 +11,7 @@ of what it said.
 On PostgreSQL the rows are claimed with FOR UPDATE SKIP LOCKED: several daemons
 run side by side, and one never waits for rows another is expiring (nor for a
 row a web request is writing); it skips them and the scheduler looks again a
-little later (~100k rows/s in batches of 500 on the reference VM).
+little later (~100k rows/s in batches of 500 on the development VM).
 """
 
 from dataclasses import dataclass

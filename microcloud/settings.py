@@ -96,7 +96,7 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
     _db["OPTIONS"] = {
         # IMMEDIATE: a transaction takes the write lock when it begins, so a
         # read-then-write never fails with "database is locked" half-way (a
-        # plain BEGIN does, whatever the timeout; see shared EXPIRY.md).
+        # plain BEGIN does, at once and whatever the timeout).
         "transaction_mode": "IMMEDIATE",
         # Seconds a writer waits for the lock before giving up.
         "timeout": envfloat("SQLITE_BUSY_TIMEOUT", 20.0),
