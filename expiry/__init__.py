@@ -1,0 +1,26 @@
+"""The expiry daemon (`manage.py runexpiry`): it ends shares at their deadline.
+
+Where is a share ended, by whom, with which side effects? Not here: every
+end by time goes through sharing/models/expiring.py (expire_shares,
+expire_overdue), the rule "due" and the end states are in
+sharing/models/state.py, and docs/lifecycle.md tells every way a share ends,
+who ends it and what follows. This package only decides *when* to call that
+path, and does it on time.
+
+The modules, roughly from the command down:
+
+- management/commands/runexpiry.py: parse the options, build the service, run it.
+- service.py: build_service() assembles the daemon; ExpiryService starts, stops and closes it.
+- daemon.py: the thread: wait until the next deadline, run steps, survive failures.
+- lease.py: one daemon at a time on SQLite, through a lease row (models.Lease).
+- scheduler.py: the windowed heap of deadlines: refresh, pick-up, catch-up, batches.
+- bursts.py: how due shares become stamped statements, and SQLite bursts.
+- store.py: the daemon's only door to the database (reads, and calls of the expiry path).
+- watchers.py: how the daemon learns of shares written by other processes.
+- notify.py: the other side: announce new and renewed deadlines after commit.
+- reminders.py: the second deadline per share, its reminder, claimed and mailed.
+- housekeeping.py: ephemeral files, folded download counts, retention purge.
+- checkpoint.py: SQLite WAL checkpoints off the daemon's thread.
+- idlog.py: the --log-expired-ids audit file.
+- models.py: the Lease row; apps.py: connects the notify receiver.
+"""
