@@ -14,7 +14,7 @@ WEB_THREADS ?= 4
 GUNICORN = $(VENV)/bin/gunicorn -c python:microcloud.gunicorn_conf microcloud.wsgi:application --bind $(HOST):$(PORT) \
 	--workers $(WEB_WORKERS) --threads $(WEB_THREADS) --timeout 120 --graceful-timeout 10 --no-control-socket
 
-.PHONY: install install-dev run dev migrate admin test test-sqlite test-postgres lint format bench bench-web \
+.PHONY: install install-dev run dev migrate admin test test-fast test-sqlite test-postgres lint format bench bench-web \
 	bench-mixed install-wrk clean
 
 $(VENV)/.runtime: requirements.txt
@@ -81,18 +81,28 @@ dev: admin
 
 # The whole suite twice: on SQLite, then on PostgreSQL (PG_TEST_URL, default
 # postgres://postgres@127.0.0.1:5432/postgres; skipped with a message when
-# unreachable, an error with CI=true). PYTEST_ARGS="-m 'not fault'" skips the
-# fault and load tests (~3 min per database).
+# unreachable, an error with CI=true). On each, the tests run in TEST_WORKERS
+# processes (default: one per core), the fault tests one at a time beside the
+# others (tests/conftest.py groups them). PYTEST_ARGS go to pytest:
+# PYTEST_ARGS="-m 'not fault'" skips the fault and load tests.
 test: lint
 	$(MAKE) --no-print-directory test-sqlite
 	$(MAKE) --no-print-directory test-postgres
 
+# The inner loop (about a minute on 2 cores): everything but the benchmarks'
+# smoke tests and the multi-process fault tests, on SQLite, one test process
+# per core (TEST_WORKERS). No lint; `make test` before pushing.
+TEST_WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
+PYTEST = $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
+test-fast: install-dev
+	env -u DATABASE_URL $(PYTEST) -m "not fault and not bench" $(PYTEST_ARGS)
+
 test-sqlite: install-dev
 	@echo "=== pytest on SQLite"
-	env -u DATABASE_URL $(PY) -m pytest $(PYTEST_ARGS)
+	env -u DATABASE_URL $(PYTEST) $(PYTEST_ARGS)
 
 test-postgres: install-dev
-	PY=$(PY) .ci/pytest-postgres $(PYTEST_ARGS)
+	PY=$(PY) .ci/pytest-postgres -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 # The full expiry benchmark (several minutes; see docs/benchmarks.md).
 bench: install-dev

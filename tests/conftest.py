@@ -2,6 +2,7 @@
 
 from datetime import timedelta
 
+import freezegun
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -10,6 +11,23 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from sharing.models import Share, StoredFile
+
+# pytest's --durations measure real time, also for tests that freeze the clock.
+freezegun.configure(extend_ignore_list=["_pytest.timing"])
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
+def pytest_collection_modifyitems(items):
+    """Groups for pytest-xdist's --dist loadgroup (one worker runs a group's
+    tests, one at a time). The fault tests (several processes each, bounded
+    in time) form one group: never two at once, beside ordinary tests in the
+    other workers. Each benchmark smoke module is a group: its tests read one
+    run of the benchmark, made once per worker that runs any of them."""
+    for item in items:
+        if item.get_closest_marker("fault"):
+            item.add_marker(pytest.mark.xdist_group("fault"))
+        elif item.get_closest_marker("bench"):
+            item.add_marker(pytest.mark.xdist_group(f"bench:{item.module.__name__}"))
 
 
 @pytest.fixture(autouse=True)
