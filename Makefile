@@ -83,7 +83,7 @@ dev: admin
 # postgres://postgres@127.0.0.1:5432/postgres; skipped with a message when
 # unreachable, an error with CI=true). On each, the tests run in TEST_WORKERS
 # processes (default: one per core), the fault tests one at a time beside the
-# others (tests/conftest.py groups them). PYTEST_ARGS go to pytest:
+# others (conftest.py groups them). PYTEST_ARGS go to pytest:
 # PYTEST_ARGS="-m 'not fault'" skips the fault and load tests.
 test: lint
 	$(MAKE) --no-print-directory test-sqlite

@@ -7,13 +7,12 @@ timing targets are judged on full-size runs (docs/benchmarks.md).
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from bench.tests.running import run_module
+
 ENGINES = ("daemon", "seed_loop", "sweep")
 
 # The benchmark builds its own SQLite databases whatever the suite runs on, so
@@ -31,14 +30,7 @@ DAEMON_ONLY = {"rate"}
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench") / "smoke.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "bench", "--smoke", "--json", str(out)],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
+    done = run_module("bench", "--smoke", "--json", str(out))
     assert "OUR DAEMON'S TARGETS" in done.stdout
     return json.loads(out.read_text())
 
@@ -142,17 +134,10 @@ def test_the_rate_scenario_can_lay_ids_out_in_deadline_order():
     import shutil
     import sqlite3
 
-    done = subprocess.run(
-        [
-            *(sys.executable, "-m", "bench", "--smoke", "--scenarios", "rate", "--engines", "daemon"),
-            *("--rate-ordered", "1", "--floor-waits", "10", "--keep"),
-        ],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
+    done = run_module(
+        *("bench", "--smoke", "--scenarios", "rate", "--engines", "daemon"),
+        *("--rate-ordered", "1", "--floor-waits", "10", "--keep"),
     )
-    assert done.returncode == 0, done.stderr[-3000:]
     assert "ids in deadline order" in done.stdout
     workdir = Path(re.search(r"work directory (\S+);", done.stderr).group(1))
     try:
@@ -166,17 +151,10 @@ def test_the_rate_scenario_can_lay_ids_out_in_deadline_order():
 
 
 def test_the_cost_probe_expires_everything_and_coalescing_cuts_statements():
-    done = subprocess.run(
-        [
-            *(sys.executable, "-m", "bench.cost_probe", "--shares", "400", "--seconds", "0.2"),
-            *("--coalesce", "0", "0.002", "--json"),
-        ],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
+    done = run_module(
+        *("bench.cost_probe", "--shares", "400", "--seconds", "0.2"),
+        *("--coalesce", "0", "0.002", "--json"),
     )
-    assert done.returncode == 0, done.stderr[-3000:]
     alone, coalesced = json.loads(done.stdout)
     assert alone["expired"] == coalesced["expired"] == 400
     assert coalesced["statements"] < alone["statements"]

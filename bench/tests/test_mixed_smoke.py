@@ -8,36 +8,21 @@ Also here: the figures are split and checked the right way, on made-up data.
 """
 
 import json
-import os
-import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from bench.mixed import lateness, profile
 from bench.mixed import report as mixed_report
 from bench.mixed.plan import SMOKE
+from bench.tests.running import VENDOR, run_load_smoke
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.bench
-VENDOR = "postgresql" if os.environ.get("DATABASE_URL", "").startswith("postgres") else "sqlite"
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    if shutil.which(os.environ.get("WRK", "wrk")) is None:
-        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
-            pytest.fail("wrk is required under CI (apt-get install -y wrk)")
-        pytest.skip("wrk is not installed (apt-get install -y wrk, or make install-wrk)")
     out = tmp_path_factory.mktemp("bench-mixed") / "smoke.json"
-    command = [sys.executable, "-m", "bench.mixed", "--smoke", "--databases", VENDOR, "--json", str(out)]
-    if VENDOR == "postgresql":
-        command += ["--pg-url", os.environ["DATABASE_URL"]]  # the server; the bench makes its own database
-    done = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=240)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "\nTARGETS\n" in done.stdout
+    run_load_smoke("bench.mixed", out)
     return json.loads(out.read_text())
 
 

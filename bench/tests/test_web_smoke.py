@@ -8,23 +8,17 @@ benchmark's settings, and the target checks read the figures the right way.
 """
 
 import json
-import os
-import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from django.test import Client
 
+from bench.tests.running import UNDER_CI, VENDOR, run_load_smoke
 from bench.web import front
 from bench.web import report as web_report
 from bench.web.plan import SMOKE
 from bench.web.scenarios import SCENARIOS
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.bench
-VENDOR = "postgresql" if os.environ.get("DATABASE_URL", "").startswith("postgres") else "sqlite"
 # Without nginx the offload scenarios are reported as not measured (CI installs it).
 HAVE_NGINX = front.find_nginx() is not None
 NOT_BUILT = {s.key for s in SCENARIOS if s.path is None or (s.behind_nginx and not HAVE_NGINX)}
@@ -44,19 +38,10 @@ def test_the_floor_view_answers_ok_in_the_benchmark_urlconf(db, settings):
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    if shutil.which(os.environ.get("WRK", "wrk")) is None:
-        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
-            pytest.fail("wrk is required under CI (apt-get install -y wrk)")
-        pytest.skip("wrk is not installed (apt-get install -y wrk, or make install-wrk)")
-    if not HAVE_NGINX and os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
+    if not HAVE_NGINX and UNDER_CI:
         pytest.fail("nginx is required under CI for the offload scenarios (apt-get install -y nginx)")
     out = tmp_path_factory.mktemp("bench-web") / "smoke.json"
-    command = [sys.executable, "-m", "bench.web", "--smoke", "--databases", VENDOR, "--json", str(out)]
-    if VENDOR == "postgresql":
-        command += ["--pg-url", os.environ["DATABASE_URL"]]  # the server; the bench makes its own database
-    done = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=240)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "\nTARGETS\n" in done.stdout
+    run_load_smoke("bench.web", out)
     return json.loads(out.read_text())
 
 
