@@ -1,6 +1,7 @@
 """How the smoke tests run a benchmark: as a newcomer would, `python -m ...`
 from the repository root, its errors shown when it fails."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -30,13 +31,21 @@ def require_wrk() -> None:
         pytest.skip("wrk is not installed (apt-get install -y wrk, or make install-wrk)")
 
 
-def run_load_smoke(module: str, out: Path) -> subprocess.CompletedProcess:
-    """A wrk-driven benchmark (`module`) at smoke size on this run's database,
-    its figures written to `out`."""
+def run_load_smoke(module: str, out: Path) -> dict:
+    """A wrk-driven benchmark (`module`) at smoke size on this run's database;
+    its figures, as written to `out`."""
     require_wrk()
     command = [module, "--smoke", "--databases", VENDOR, "--json", str(out)]
     if VENDOR == "postgresql":
         command += ["--pg-url", os.environ["DATABASE_URL"]]  # the server; the bench makes its own database
     done = run_module(*command, timeout=240)
     assert "\nTARGETS\n" in done.stdout
-    return done
+    return json.loads(out.read_text())
+
+
+def measured_here(run: dict) -> dict:
+    """The figures of this run's database, which measured without an error."""
+    assert set(run["databases"]) == {VENDOR}
+    measured = run["databases"][VENDOR]
+    assert "error" not in measured, measured.get("error")
+    return measured

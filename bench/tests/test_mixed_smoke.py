@@ -7,14 +7,12 @@ fast anything is: the target is judged on full runs (docs/benchmarks.md).
 Also here: the figures are split and checked the right way, on made-up data.
 """
 
-import json
-
 import pytest
 
 from bench.mixed import lateness, profile
 from bench.mixed import report as mixed_report
 from bench.mixed.plan import SMOKE
-from bench.tests.running import VENDOR, run_load_smoke
+from bench.tests.running import VENDOR, measured_here, run_load_smoke
 
 pytestmark = pytest.mark.bench
 
@@ -22,16 +20,12 @@ pytestmark = pytest.mark.bench
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench-mixed") / "smoke.json"
-    run_load_smoke("bench.mixed", out)
-    return json.loads(out.read_text())
+    return run_load_smoke("bench.mixed", out)
 
 
 @pytest.fixture(scope="module")
 def result(run):
-    assert set(run["databases"]) == {VENDOR}
-    measured = run["databases"][VENDOR]
-    assert "error" not in measured, measured.get("error")
-    return measured
+    return measured_here(run)
 
 
 def test_the_web_load_mixed_downloads_and_creates_without_errors(result):

@@ -7,12 +7,10 @@ the suite uses, not how fast anything is: targets are judged on full runs
 benchmark's settings, and the target checks read the figures the right way.
 """
 
-import json
-
 import pytest
 from django.test import Client
 
-from bench.tests.running import UNDER_CI, VENDOR, run_load_smoke
+from bench.tests.running import UNDER_CI, VENDOR, measured_here, run_load_smoke
 from bench.web import front
 from bench.web import report as web_report
 from bench.web.plan import SMOKE
@@ -41,16 +39,12 @@ def run(tmp_path_factory):
     if not HAVE_NGINX and UNDER_CI:
         pytest.fail("nginx is required under CI for the offload scenarios (apt-get install -y nginx)")
     out = tmp_path_factory.mktemp("bench-web") / "smoke.json"
-    run_load_smoke("bench.web", out)
-    return json.loads(out.read_text())
+    return run_load_smoke("bench.web", out)
 
 
 @pytest.fixture(scope="module")
 def result(run):
-    assert set(run["databases"]) == {VENDOR}
-    measured = run["databases"][VENDOR]
-    assert "error" not in measured, measured.get("error")
-    return measured
+    return measured_here(run)
 
 
 def test_every_built_scenario_ran_at_every_concurrency(run, result):
