@@ -151,7 +151,9 @@ def test_the_daemon_thread_survives_its_connection_being_killed_and_still_expire
         assert wait_until(lambda: service.scheduler.scheduled_deadline(share.pk) is not None, 5)
         assert terminate("application_name <> 'runexpiry-listen'") >= 1  # the daemon's own session
         assert wait_until(lambda: status_of(share) == Share.Status.EXPIRED, 5)
-        assert service.daemon.errors >= 1
+        # The thread met the killed session in whichever step queried first
+        # (expiry or housekeeping: both run on it), logged it and went on.
+        assert service.daemon.errors + service.housekeeper.errors >= 1
         assert service.daemon.is_alive()
     finally:
         stop_daemon(service)
