@@ -89,7 +89,7 @@ test: lint
 	$(MAKE) --no-print-directory test-sqlite
 	$(MAKE) --no-print-directory test-postgres
 
-# The inner loop (about a minute on 2 cores): everything but the benchmarks'
+# The inner loop (about 90 s on 2 cores): everything but the benchmarks'
 # smoke tests and the multi-process fault tests, on SQLite, one test process
 # per core (TEST_WORKERS). No lint; `make test` before pushing.
 TEST_WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
