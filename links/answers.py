@@ -62,14 +62,38 @@ def with_page_headers(response: HttpResponse) -> HttpResponse:
     return response
 
 
+def budget_note(share: Share | None) -> str:
+    """What a link that reached its download limit says of its byte budget:
+    how much was used, and that a started download may still be resumed."""
+    if share is None or share.bytes_left is None or share.budget is None:
+        return ""
+    used = share.budget - share.bytes_left
+    if share.bytes_left == 0:
+        return f"{used} of its {share.budget} bytes were sent; nothing more may be."
+    return (
+        f"{used} of its {share.budget} bytes were sent (its limit in copies of the file and a resend "
+        f"allowance). A download already started may be resumed (a Range request: curl -C -, wget -c, "
+        f"aria2c -c) while the {share.bytes_left} bytes left hold its rest."
+    )
+
+
 def answer(request, kind: str, *, share: Share | None = None, retry_after: int | None = None, **context):
     """The refusal `kind` as a page or a line, with its status."""
     status, message = ANSWERS[kind]
+    note = budget_note(share) if kind == "download_limit" else ""
     if wants_html(request):
-        context = {"kind": kind, "message": message, "share": share, "retry_after": retry_after, **context}
+        context = {
+            "kind": kind,
+            "message": message,
+            "share": share,
+            "retry_after": retry_after,
+            "budget_note": note,
+            **context,
+        }
         response = render(request, "links/ended.html", context, status=status)
     else:
-        response = HttpResponse(f"{message}\n", status=status, content_type="text/plain; charset=utf-8")
+        text = f"{message} {note}" if note else message
+        response = HttpResponse(f"{text}\n", status=status, content_type="text/plain; charset=utf-8")
     if retry_after is not None:
         response["Retry-After"] = str(retry_after)
     return with_page_headers(response)

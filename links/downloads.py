@@ -1,31 +1,29 @@
-"""Send a share's bytes: decide whether the request counts, then stream.
+"""Send a share's bytes: reserve them, then stream.
 
-Counting rule (one conditional UPDATE decides, see Share.start_download):
-- a request that starts a download (no Range, or a range from byte 0) counts;
-- a request that resumes (a range starting later) is free only when it
-  carries the resume ticket of a download it continues and
-  Share.resume_download accepts it; otherwise it counts like a new download,
-  so no mix of ranges gets more out of a limited link than its count allows;
-- HEAD counts nothing.
-With DOWNLOAD_OFFLOAD, a whole-file GET (no Range) is counted the same way,
-then sent by the front server (X-Accel-Redirect / X-Sendfile); ranged
-requests are always streamed here, so the bytes sent are the bytes counted.
-Whatever was sent, the rest of the download's reservation is released when
-the response closes (the client broke off), so a resume can take it.
+Every response that sends bytes is allowed by Share.reserve_bytes (one
+conditional UPDATE under the row's lock): on a link with a download limit it
+takes the response's range out of the link's byte budget, whatever the
+range, so no mix of whole files, ranges and parallel connections gets more
+out of the link than its limit allows, and a resume needs no cookie. When
+the response closes, its Reservation settles: what was never sent goes back
+to the budget (a client that read a little and left costs little). A
+response that starts at byte 0 counts a download; HEAD counts nothing.
+
+With DOWNLOAD_OFFLOAD, a whole-file GET of a link without a limit is sent by
+the front server (X-Accel-Redirect / X-Sendfile) once it is allowed here.
+Links with a limit are always streamed here: only this process sees how many
+bytes left, and the budget is kept in bytes.
 """
 
 import logging
-from functools import partial
 
 from django.conf import settings
-from django.db import DatabaseError
 from django.http import FileResponse, HttpResponse
 from django.utils.http import content_disposition_header
 
 from links.guards import visitor
 from links.ranges import ByteRange, Unsatisfiable, requested_range
-from links.tickets import give_resume_ticket, resume_ticket
-from sharing.models import Download, Share
+from sharing.models import Share
 
 logger = logging.getLogger(__name__)
 
@@ -42,31 +40,10 @@ def etag_of(share: Share) -> str:
     return f'"{share.file.sha256}"'  # strong: the sha256 of the exact bytes
 
 
-def resumes(request, share: Share) -> bool:
-    """Whether the request asks to continue a download past its first byte
-    with a ticket (the only way a link ended by its limit may still serve).
-    Never once the file is gone (an ephemeral file reaped at the last download)."""
-    if share.file_id is None:
-        return False
-    byte_range = wanted_range(request, share)
-    return byte_range is not None and byte_range.first > 0 and resume_ticket(request, share) is not None
-
-
-def wanted_range(request, share: Share) -> ByteRange | None:
-    try:
-        return requested_range(
-            request.headers.get("Range"),
-            share.file.size,
-            if_range=request.headers.get("If-Range"),
-            etag=etag_of(share),
-        )
-    except Unsatisfiable:
-        return None
-
-
 def serve(request, share: Share) -> HttpResponse | None:
     """Return the response that sends the file (or a 416), or None when the
-    link may not serve it after all (ended, used up, unshared meanwhile)."""
+    link may not send it (ended, unshared, or its budget does not hold the
+    range; re-read the share to say which)."""
     stored = share.file
     try:
         byte_range = requested_range(
@@ -85,9 +62,14 @@ def serve(request, share: Share) -> HttpResponse | None:
         response["Content-Disposition"] = content_disposition_header(True, stored.name)
         return _file_headers(response, share, byte_range, end - first)
 
-    # An ephemeral file may lose its bytes the moment its last download is
-    # counted: only a handle opened before the count can still send them.
-    if settings.DOWNLOAD_OFFLOAD and "Range" not in request.headers and not stored.delete_when_unshared:
+    # An ephemeral file may lose its bytes the moment its link ends: only a
+    # handle opened before the reservation can still send them.
+    if (
+        settings.DOWNLOAD_OFFLOAD
+        and byte_range is None
+        and share.max_downloads is None
+        and not stored.delete_when_unshared
+    ):
         return offload(request, share)
 
     try:
@@ -95,22 +77,15 @@ def serve(request, share: Share) -> HttpResponse | None:
     except OSError:
         raise FileMissing from None
     try:
-        download_id = None
-        ticket = resume_ticket(request, share) if first > 0 else None
-        who = visitor(request)
-        if ticket is not None and share.resume_download(ticket, first_byte=first, end=end, visitor=who):
-            download_id, counted = ticket, False
-        else:
-            download = share.start_download(first_byte=first, end=end, visitor=who)
-            if download is None:
-                handle.close()
-                return None
-            download_id, counted = download.pk, True
+        reservation = share.reserve_bytes(first=first, end=end, visitor=visitor(request))
     except BaseException:
         handle.close()
         raise
+    if reservation is None:
+        handle.close()
+        return None
 
-    body = RangeReader(handle, first, end, on_close=partial(_release, download_id, first, end))
+    body = RangeReader(handle, first, end, on_close=reservation.settle)
     response = FileResponse(
         body,
         status=206 if byte_range else 200,
@@ -119,27 +94,26 @@ def serve(request, share: Share) -> HttpResponse | None:
         content_type=stored.content_type,
     )
     response.block_size = BLOCK_SIZE
-    _file_headers(response, share, byte_range, end - first)
-    if counted:
-        give_resume_ticket(response, share, download_id)
-    return response
+    return _file_headers(response, share, byte_range, end - first)
 
 
 def offload(request, share: Share) -> HttpResponse | None:
-    """Count a whole-file download, then hand the sending to the front server.
+    """Allow a whole-file download of a link without a limit, then hand the
+    sending to the front server.
 
-    The checks (expiry, limit, password) and the count are made here, as for
-    a streamed download; the front server only sends bytes. Its reservation
-    stays the whole file (Django cannot see how far the front server got), so
-    a broken offloaded download resumes as a new count unless it broke within
-    resume_slack of its end.
+    The checks (expiry, password) and the count are made here, as for a
+    streamed download; the front server only sends bytes. Should the link
+    have gained a limit since it was read, the reservation settles at once as
+    if the whole file was sent (Django cannot see how far the front server
+    gets; counting it all is the safe direction).
     """
     stored = share.file
     if not stored.content.storage.exists(stored.content.name):
         raise FileMissing
-    download = share.start_download(first_byte=0, end=stored.size, visitor=visitor(request))
-    if download is None:
+    reservation = share.reserve_bytes(first=0, end=stored.size, visitor=visitor(request))
+    if reservation is None:
         return None
+    reservation.settle(reservation.end)
     response = HttpResponse(status=200, content_type=stored.content_type)
     response["Content-Disposition"] = content_disposition_header(True, stored.name)
     if settings.DOWNLOAD_OFFLOAD == "x-accel-redirect":
@@ -151,7 +125,6 @@ def offload(request, share: Share) -> HttpResponse | None:
     _common_headers(response, share)
     response["Content-Security-Policy"] = "sandbox"
     response["X-Content-Type-Options"] = "nosniff"
-    give_resume_ticket(response, share, download.pk)
     return response
 
 
@@ -173,16 +146,6 @@ def _file_headers(response: HttpResponse, share: Share, byte_range: ByteRange | 
     response["Content-Security-Policy"] = "sandbox"
     response["X-Content-Type-Options"] = "nosniff"
     return response
-
-
-def _release(download_id: int, first: int, end: int, sent_until: int) -> None:
-    if sent_until >= end:
-        return  # all sent: nothing to give back
-    try:
-        Download(pk=download_id).release(first_byte=first, end=end, sent_until=sent_until)
-    except DatabaseError:
-        # The reservation simply stays: a resume then counts as a new download.
-        logger.warning("could not release download %s", download_id, exc_info=True)
 
 
 class RangeReader:

@@ -1,15 +1,12 @@
-"""Signed cookies a public link hands out, each scoped to its own link path.
+"""The signed cookie a public link hands out, scoped to its own link path.
 
-- The resume ticket names the Download a counted request started; a later
-  request that resumes that download (a range starting past byte 0) and
-  carries it is not counted again (Share.resume_download decides how much it
-  may fetch).
-- The unlock cookie says the browser gave the link's password. Its salt
-  includes the password hash, so changing or removing the password revokes
-  every unlock at once.
+The unlock cookie says the browser gave the link's password. Its salt
+includes the password hash, so changing or removing the password revokes
+every unlock at once. It lives until the share's deadline and no longer: a
+link that ended by time is never served, whatever a cookie says.
 
-Both live until the share's deadline and no longer: a link that ended by time
-is never served, whatever a cookie says.
+Resuming a download needs no cookie: the link's byte budget decides what a
+range may fetch (sharing.models.budget).
 """
 
 from functools import lru_cache
@@ -21,7 +18,6 @@ from django.utils import timezone
 
 from sharing.models import Share
 
-RESUME_COOKIE = "mc_resume"
 UNLOCK_COOKIE = "mc_unlock"
 
 
@@ -60,22 +56,8 @@ def _get(request, name: str, salt: str) -> str | None:
         return None
 
 
-def _resume_salt(share: Share) -> str:
-    return f"links.resume.{share.token}"
-
-
 def _unlock_salt(share: Share) -> str:
     return f"links.unlock.{share.token}.{share.password_hash}"
-
-
-def give_resume_ticket(response, share: Share, download_id: int) -> None:
-    _set(response, share, RESUME_COOKIE, str(download_id), _resume_salt(share))
-
-
-def resume_ticket(request, share: Share) -> int | None:
-    """The Download id the request's ticket names, if it is one of ours for this link."""
-    value = _get(request, RESUME_COOKIE, _resume_salt(share))
-    return int(value) if value and value.isdigit() else None
 
 
 def give_unlock(response, share: Share) -> None:

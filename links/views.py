@@ -114,9 +114,9 @@ def send(request, token: str):
         return answer(request, "no_such_link")
     kind = ended_kind(share)
     # Cheap early answer for links that have plainly ended; the authoritative
-    # check is the conditional UPDATE in downloads.serve. A link that ended
-    # by its limit may still finish a download it counted (resume ticket).
-    if kind is not None and not (kind == "download_limit" and downloads.resumes(request, share)):
+    # check is the conditional UPDATE in downloads.serve. A link that reached
+    # its limit may still send a range its byte budget holds (a resume).
+    if kind is not None and not (kind == "download_limit" and "Range" in request.headers):
         return answer(request, kind, share=share)
     if share.has_password and not is_unlocked(request, share):
         given = header_password(request)

@@ -77,7 +77,7 @@ def _summary(event: ShareEvent) -> str:
     if event.lateness is not None:
         parts.append(f"{_lateness_ms(event)} ms late")
     if event.bytes is not None:
-        parts.append(f"{event.bytes} bytes" + (", resumed" if event.resumed else ""))
+        parts.append(f"{event.bytes} bytes")
     if event.client_address:
         parts.append(event.client_address)
     if event.user_agent:
@@ -89,8 +89,8 @@ def _summary(event: ShareEvent) -> str:
 
 @admin.register(ShareEvent)
 class ShareEventAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = ("at", "kind", "share_link", "expiry", "lateness_ms", "bytes", "resumed", "client_address")
-    list_filter = ("kind", ("at", admin.DateFieldListFilter), "resumed")
+    list_display = ("at", "kind", "share_link", "expiry", "lateness_ms", "bytes", "client_address")
+    list_filter = ("kind", ("at", admin.DateFieldListFilter))
     search_fields = ("=share__token", "share__file__name", "share__owner__username", "=client_address")
     search_help_text = "Search by the share's full token, its file name, its owner's username, or an exact address."
     # Newest first by primary key (insertion order): an index of its own.

@@ -38,13 +38,17 @@ class ShareSerializer(serializers.ModelSerializer):
         help_text="Why the share ended (expired, download_limit, unshared, file_deleted); null while it is active.",
     )
     download_count = serializers.IntegerField(
-        source="total_downloads", read_only=True, help_text="Downloads counted so far (free resumes are not counted)."
+        source="total_downloads",
+        read_only=True,
+        help_text="Downloads started so far: responses that began at byte 0 (resumes are not counted).",
     )
     lateness_ms = serializers.SerializerMethodField(
         help_text="For a share the expiry daemon ended: milliseconds between expires_at and the expiry's commit."
     )
     downloads_left = serializers.IntegerField(
-        read_only=True, allow_null=True, help_text="Downloads the limit still allows; null when unlimited."
+        read_only=True,
+        allow_null=True,
+        help_text="Whole copies the link's byte budget still holds; null when unlimited.",
     )
     has_password = serializers.BooleanField(read_only=True, help_text="Whether the link asks for a password.")
 

@@ -195,7 +195,8 @@ class ShareViewSet(
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):  # schema generation has no user
             return Share.objects.none()
-        shares = Share.objects.filter(owner=self.request.user).with_pending_downloads()
+        # The file's size turns a limited link's byte budget into downloads left.
+        shares = Share.objects.filter(owner=self.request.user).select_related("file").with_pending_downloads()
         if self.action == "list":
             # Columns no share of a page shows: with 50 shares a page, their
             # conversions were ~15 % of the list's time.
@@ -270,7 +271,8 @@ class ShareViewSet(
         summary="A share's history",
         description=(
             "Every change of the share, oldest first, paginated: created, renewed (old_expires_at, expires_at), "
-            "changed (details), downloaded (bytes, client_address, user_agent; resumed for a free resume), "
+            "changed (details), downloaded (a response from byte 0: bytes, client_address, user_agent), "
+            "resumed (a response from a later byte, the same fields), "
             "wrong_password, unshared, expired (lateness_ms), download_limit_reached, file_deleted, "
             "reactivated (old_expires_at, expires_at, details). "
             "client_address is kept as the server's EVENT_CLIENT_ADDRESS says (by default the last IPv4 "

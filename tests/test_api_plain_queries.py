@@ -139,6 +139,7 @@ def test_an_insert_stores_what_save_stores(alice, make_file):
 
     def rows_of(insert):
         share = Share(file=stored, owner_id=alice.pk, expires_at=now + timedelta(hours=1), max_downloads=3)
+        share.start_budget()
         share.created_at = share.updated_at = now
         insert(share)
         event = ShareEvent(
@@ -147,7 +148,6 @@ def test_an_insert_stores_what_save_stores(alice, make_file):
             at=now,
             lateness=timedelta(milliseconds=1.5),
             bytes=100,
-            resumed=False,
             client_address="192.0.2.0",
             details={"max_downloads": [None, 3], "password": "set"},
         )

@@ -1,15 +1,13 @@
-"""Download limits, resume bookkeeping and link passwords on the model."""
+"""Download limits as byte budgets, and link passwords, on the model."""
 
-import time
 from datetime import timedelta
 
 import pytest
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
-from freezegun import freeze_time
 
-from sharing.models import MAX_FREE_RESUMES, Download, Share, resume_slack
+from sharing.models import Download, Share, byte_budget
 from tests.helpers import in_threads
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -43,7 +41,7 @@ def test_unlimited_shares_keep_counting(shared_file):
     assert share.downloads_left is None
     assert all(share.count_download() for _ in range(5))
     share.refresh_from_db()
-    assert (share.status, share.download_count) == (Share.Status.ACTIVE, 5)
+    assert (share.status, share.total_downloads) == (Share.Status.ACTIVE, 5)
 
 
 def test_racing_downloads_win_exactly_the_limit(shared_file):
@@ -54,12 +52,17 @@ def test_racing_downloads_win_exactly_the_limit(shared_file):
     assert (share.download_count, share.status, share.end_reason) == (5, "expired", "download_limit")
 
 
-def test_the_database_refuses_a_count_beyond_the_limit(shared_file):
+def test_the_database_refuses_a_budget_below_zero_or_a_limit_without_one(shared_file):
     share = limited(shared_file, 1)
     with pytest.raises(IntegrityError), transaction.atomic():
-        Share.objects.filter(pk=share.pk).update(download_count=2)
+        Share.objects.filter(pk=share.pk).update(bytes_left=-1)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Share.objects.filter(pk=share.pk).update(bytes_left=None)
     with pytest.raises(IntegrityError), transaction.atomic():
         Share.objects.filter(pk=share.pk).update(max_downloads=0)
+    unlimited = Share.create_for(file=shared_file, expires_at=timezone.now() + timedelta(hours=1))
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Share.objects.filter(pk=unlimited.pk).update(bytes_left=100)
 
 
 def test_lowering_the_limit_below_the_count_names_the_field(shared_file):
@@ -111,84 +114,107 @@ def test_passwords_are_stored_hashed_and_can_be_removed(shared_file):
     assert not share.check_password("")
 
 
-# --- resume bookkeeping ---------------------------------------------------------
+# --- the byte budget ---------------------------------------------------------------
 
 
 def big_file(alice, make_file, size=4000):
     return make_file(alice, name="big.bin", data=bytes(range(256)) * (size // 256) + b"x" * (size % 256))
 
 
-def test_a_resume_is_free_only_forward_and_only_for_what_was_lost(alice, make_file):
-    stored = big_file(alice, make_file)
-    share = Share.create_for(file=stored, expires_at=timezone.now() + timedelta(hours=1), max_downloads=1)
-    download = share.start_download(first_byte=0, end=stored.size)
-    assert download is not None
-    download.release(first_byte=0, end=stored.size, sent_until=2000)  # the connection broke
-
-    slack = resume_slack(stored.size)
-    assert not share.resume_download(download.pk, first_byte=2000 - slack - 1, end=stored.size)  # asks back too much
-    assert share.resume_download(download.pk, first_byte=1900, end=stored.size)
-    assert not share.resume_download(download.pk, first_byte=1900, end=stored.size)  # not the same start twice
-    assert not share.resume_download(download.pk, first_byte=1950, end=stored.size)  # 1900- may have been sent whole
+def fresh(share: Share) -> Share:
+    share.refresh_from_db()
+    return share
 
 
-def test_a_ticket_allows_a_bounded_number_of_free_resumes(alice, make_file):
-    stored = big_file(alice, make_file)
-    share = Share.create_for(file=stored, expires_at=timezone.now() + timedelta(hours=1))
-    download = share.start_download(first_byte=0, end=stored.size)
-    offset = 0
-    for _ in range(MAX_FREE_RESUMES):
-        download.refresh_from_db()
-        Download.objects.get(pk=download.pk).release(
-            first_byte=download.resume_from, end=stored.size, sent_until=offset + 10
-        )
-        offset += 10
-        assert share.resume_download(download.pk, first_byte=offset, end=stored.size)
-    download.refresh_from_db()
-    download.release(first_byte=download.resume_from, end=stored.size, sent_until=offset + 10)
-    assert not share.resume_download(download.pk, first_byte=offset + 10, end=stored.size)
+def test_the_budget_is_the_limit_in_copies_plus_a_quarter_of_the_file(alice, make_file):
+    share = limited(big_file(alice, make_file), 3)
+    assert share.budget == byte_budget(3, 4000) == 3 * 4000 + 1000
+    assert (share.bytes_left, share.downloads_left) == (13000, 3)
 
 
-def test_resumes_of_a_link_ended_by_its_limit_have_a_grace_hour_but_not_past_the_deadline(alice, make_file):
-    stored = big_file(alice, make_file)
-    with freeze_time("2026-05-01 10:00:00") as frozen:
-        share = Share.create_for(file=stored, expires_at=timezone.now() + timedelta(hours=3), max_downloads=1)
-        download = share.start_download(first_byte=0, end=stored.size)
-        download.release(first_byte=0, end=stored.size, sent_until=3000)
-        share.refresh_from_db()
-        assert share.end_reason == Share.EndReason.DOWNLOAD_LIMIT
-        frozen.tick(timedelta(minutes=59))
-        assert share.resume_download(download.pk, first_byte=3000, end=stored.size)
-        download.refresh_from_db()
-        download.release(first_byte=3000, end=stored.size, sent_until=3500)
-        frozen.tick(timedelta(minutes=2))
-        assert not share.resume_download(download.pk, first_byte=3500, end=stored.size)  # the hour is over
+def test_a_client_that_read_a_little_does_not_cost_the_next_one_a_copy(alice, make_file):
+    share = limited(big_file(alice, make_file), 1)
+    reservation = share.reserve_bytes(first=0, end=4000)
+    assert fresh(share).bytes_left == 1000
+    assert share.reserve_bytes(first=0, end=4000) is None  # the bytes are held while it sends
+    reservation.settle(600)  # the client hung up after 600 bytes
+    assert (fresh(share).bytes_left, share.downloads_left, share.responses_open) == (4400, 1, 0)
+    assert share.status == Share.Status.ACTIVE
+    assert share.count_download()  # the next client gets its whole copy
+    assert (fresh(share).status, share.download_count) == (Share.Status.EXPIRED, 2)
 
 
-@pytest.mark.parametrize("ending", ["unshare", "time"])
-def test_no_resume_after_an_unshare_or_the_deadline(alice, make_file, ending):
-    stored = big_file(alice, make_file)
-    share = Share.create_for(file=stored, expires_at=timezone.now() + timedelta(seconds=0.5))
-    download = share.start_download(first_byte=0, end=stored.size)
-    download.release(first_byte=0, end=stored.size, sent_until=1000)
-    if ending == "unshare":
-        share.unshare()
-    else:
-        time.sleep(0.6)
-    assert not share.resume_download(download.pk, first_byte=1000, end=stored.size)
+def test_a_crash_gives_nothing_back_and_the_link_reads_used_up(alice, make_file):
+    share = limited(big_file(alice, make_file), 1)
+    assert share.reserve_bytes(first=0, end=4000) is not None  # never settled: the process died
+    share = fresh(share)
+    assert (share.status, share.bytes_left, share.responses_open) == (Share.Status.ACTIVE, 1000, 1)
+    assert share.fate().state == "download_limit"  # no whole copy left, though nothing recorded the end
+    assert share.reserve_bytes(first=0, end=4000) is None
+    assert share.reserve_bytes(first=3000, end=4000) is not None  # a resume the budget holds
 
 
-def test_a_ticket_of_another_share_is_worth_nothing(alice, make_file):
-    stored = big_file(alice, make_file)
-    first = Share.create_for(file=stored, expires_at=timezone.now() + timedelta(hours=1))
-    second = Share.create_for(file=stored, expires_at=timezone.now() + timedelta(hours=1))
-    download = first.start_download(first_byte=0, end=stored.size)
-    download.release(first_byte=0, end=stored.size, sent_until=1000)
-    assert not second.resume_download(download.pk, first_byte=1000, end=stored.size)
+def test_the_share_ends_when_its_last_sending_response_settles(alice, make_file):
+    share = limited(big_file(alice, make_file), 1)
+    head = share.reserve_bytes(first=0, end=2000)
+    tail = share.reserve_bytes(first=2000, end=4000)  # a parallel connection
+    tail.settle(4000)
+    assert (fresh(share).status, share.responses_open) == (Share.Status.ACTIVE, 1)  # head still sends
+    head.settle(2000)
+    assert (fresh(share).status, share.end_reason) == (Share.Status.EXPIRED, Share.EndReason.DOWNLOAD_LIMIT)
+    assert share.ended_at is not None
+
+
+def test_a_link_that_ended_by_its_limit_still_finishes_within_its_budget(alice, make_file):
+    share = limited(big_file(alice, make_file), 1)
+    share.reserve_bytes(first=0, end=4000).settle(3500)  # broke 500 bytes before the end
+    assert (fresh(share).status, share.bytes_left) == (Share.Status.EXPIRED, 1500)
+    assert share.reserve_bytes(first=3000, end=4000) is not None  # re-asks what sat in buffers
+    assert share.reserve_bytes(first=3000, end=4000) is None  # 500 left: not that again
+    assert fresh(share).download_count == 1
+
+
+def test_racing_ranges_never_take_more_than_the_budget(alice, make_file):
+    share = limited(big_file(alice, make_file), 1)
+    ranges = [(offset, min(offset + 700, 4000)) for offset in range(0, 4000, 300)] * 3
+
+    pending = list(ranges)
+
+    def take():
+        first, end = pending.pop()  # one range per thread (list.pop is atomic)
+        reservation = Share.objects.get(pk=share.pk).reserve_bytes(first=first, end=end)
+        return 0 if reservation is None else end - first
+
+    taken = in_threads(take, workers=len(ranges))
+    assert 5000 - 700 < sum(taken) <= 5000
+    assert fresh(share).bytes_left == 5000 - sum(taken)
+
+
+def test_a_new_limit_keeps_what_was_used(alice, make_file):
+    share = limited(big_file(alice, make_file), 2)
+    share.reserve_bytes(first=0, end=4000).settle(4000)
+    assert share.change(max_downloads=3)
+    assert (share.bytes_left, share.downloads_left) == (13000 - 4000, 2)
+    unlimited = Share.create_for(file=share.file, expires_at=timezone.now() + timedelta(hours=1))
+    for _ in range(2):
+        assert unlimited.count_download()
+    assert unlimited.change(max_downloads=3)  # each download it counted was a whole copy
+    assert (unlimited.bytes_left, unlimited.downloads_left) == (13000 - 8000, 1)
+
+
+def test_an_empty_file_counts_responses(alice, make_file):
+    share = limited(make_file(alice, name="empty.txt", data=b""), 2)
+    assert share.bytes_left == 2
+    assert share.count_download()
+    assert share.count_download()
+    assert not share.count_download()
+    assert (fresh(share).status, share.download_count) == (Share.Status.EXPIRED, 2)
 
 
 def test_a_refused_download_records_nothing(shared_file):
     share = limited(shared_file, 1)
-    assert share.start_download(first_byte=0, end=SIZE) is not None
-    assert share.start_download(first_byte=0, end=SIZE) is None
-    assert Download.objects.filter(share=share).count() == 1
+    assert share.reserve_bytes(first=0, end=SIZE) is not None
+    assert share.reserve_bytes(first=0, end=SIZE) is None
+    assert fresh(share).download_count == 1
+    assert share.events.filter(kind="downloaded").count() == 1
+    assert not Download.objects.filter(share=share).exists()  # the exact path counts in the row

@@ -53,8 +53,20 @@ def test_a_whole_file_download_is_counted_then_handed_to_nginx(accel, anon_clien
     assert response["Content-Disposition"] == 'attachment; filename="Report 2026.pdf"'
     assert response["Content-Security-Policy"] == "sandbox"
     assert response["Cache-Control"] == "no-store"
-    assert response.cookies["mc_resume"].value  # a resume ticket, as for a streamed download
+    assert not response.cookies  # resuming needs no cookie
     assert counted(share) == 1
+
+
+def test_a_limited_link_is_streamed_here_where_the_bytes_sent_are_seen(accel, anon_client, stored):
+    """Only this process sees how far a response got, and a limited link's
+    budget is kept in bytes: it is never offloaded."""
+    share = share_of(stored, max_downloads=1)
+    response = anon_client.get(f"/s/{share.token}")
+    assert response.status_code == 200
+    assert "X-Accel-Redirect" not in response
+    assert b"".join(response.streaming_content) == DATA  # the test client closes it when read
+    share.refresh_from_db()
+    assert share.bytes_left == share.budget - len(DATA)
 
 
 def test_x_sendfile_names_the_files_own_path(settings, anon_client, stored):
@@ -177,11 +189,16 @@ def test_through_nginx_the_bytes_come_from_nginx_and_the_rules_from_django(nginx
     # A range goes to Django and is streamed from there.
     status, headers, body = fetch(nginx_front, f"/s/{share.token}", {"Range": "bytes=100-199"})
     assert (status, body) == (206, DATA[100:200])
-    assert counted(share) == 2  # a range from a later byte without a ticket counts anew
-    # The limit is used up: Django refuses, nginx sends nothing.
+    assert counted(share) == 1  # a range from a later byte costs its bytes, not a download
+    assert fetch(nginx_front, f"/s/{share.token}")[2] == DATA
+    assert counted(share) == 2
+    # No whole copy is left: Django refuses, nginx sends nothing...
     status, _, body = fetch(nginx_front, f"/s/{share.token}")
     assert status == 410
     assert DATA not in body
+    # ...but the budget's last bytes still serve a resume.
+    status, _, body = fetch(nginx_front, f"/s/{share.token}", {"Range": "bytes=200-299"})
+    assert (status, body) == (206, DATA[200:300])
     # The internal location cannot be reached by URL.
     assert fetch(nginx_front, f"/_protected/{stored.content.name}")[0] == 404
 

@@ -27,7 +27,7 @@ def unlimited(shared_file, **kwargs) -> Share:
 
 
 def download(share: Share):
-    return Share.objects.get(pk=share.pk).start_download(first_byte=0, end=10)
+    return Share.objects.get(pk=share.pk).reserve_bytes(first=0, end=10)
 
 
 def stored_count(share: Share) -> int:
@@ -38,7 +38,7 @@ def stored_count(share: Share) -> int:
 def test_an_unlimited_download_is_a_pending_row_not_an_update(shared_file):
     share = unlimited(shared_file)
     updated_at = share.updated_at
-    assert download(share).pending is True
+    assert download(share).budgeted is False  # nothing to settle either
     share.refresh_from_db()
     assert (share.download_count, share.updated_at) == (0, updated_at)  # the share's row was not written
     assert share.total_downloads == 1
@@ -47,7 +47,7 @@ def test_an_unlimited_download_is_a_pending_row_not_an_update(shared_file):
 
 def test_a_limited_download_is_counted_in_the_row(shared_file):
     share = unlimited(shared_file, max_downloads=5)
-    assert download(share).pending is False
+    assert download(share).budgeted is True
     assert stored_count(share) == 1
     assert not Download.objects.filter(pending=True).exists()
 
@@ -64,8 +64,10 @@ def test_an_instance_that_missed_a_new_limit_is_counted_exactly(shared_file):
     stale = unlimited(shared_file)
     Share.objects.get(pk=stale.pk).change(max_downloads=1)
     assert stale.max_downloads is None
-    assert stale.start_download(first_byte=0, end=10) is not None
-    assert stale.start_download(first_byte=0, end=10) is None  # the limit held
+    reservation = stale.reserve_bytes(first=0, end=10)
+    assert reservation is not None
+    assert stale.reserve_bytes(first=0, end=10) is None  # the limit held
+    reservation.settle(reservation.end)
     stale.refresh_from_db()
     assert (stale.download_count, stale.status, stale.end_reason) == (1, "expired", "download_limit")
 
@@ -118,7 +120,7 @@ def test_a_new_limit_is_judged_against_pending_downloads(shared_file):
     share = unlimited(shared_file)
     for _ in range(3):
         download(share)
-    with pytest.raises(ValidationError, match="3 downloads were already counted"):
+    with pytest.raises(ValidationError, match="3 downloads' worth"):
         Share.objects.get(pk=share.pk).change(max_downloads=2)
     assert Share.objects.get(pk=share.pk).change(max_downloads=3)
     share.refresh_from_db()
@@ -143,7 +145,7 @@ def test_reactivating_with_a_limit_counts_the_pending_downloads(shared_file):
     download(share)
     download(share)
     Share.objects.get(pk=share.pk).unshare()
-    with pytest.raises(ReactivationRefused, match="2 downloads counted"):
+    with pytest.raises(ReactivationRefused, match="2 downloads started"):
         reactivate(share, timezone.now() + timedelta(hours=1), max_downloads=2)
 
 

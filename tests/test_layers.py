@@ -21,7 +21,7 @@ PROJECT_PACKAGES = {
 APPS = ["sharing", "expiry", "links", "web", "webhooks", "notices", "ratelimit"]
 # sharing/models/, lowest first: a module imports only from layers before its own.
 MODEL_LAYERS = [
-    {"state", "events", "policy"},
+    {"state", "budget", "events", "policy"},
     {"files"},
     {"downloads"},
     {"shares"},

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def ended_ago(shared_file, age: timedelta) -> Share:
     share = Share.create_for(file=shared_file, expires_at=timezone.now() + timedelta(hours=1))
-    share.start_download(first_byte=0, end=1)
+    share.reserve_bytes(first=0, end=1)
     share.unshare()
     Share.objects.filter(pk=share.pk).update(ended_at=timezone.now() - age)
     return share

@@ -1,4 +1,4 @@
-"""Range requests and resumes on the public link, and what they count."""
+"""Range requests and resumes on the public link, and what they cost a limited link."""
 
 import hashlib
 from datetime import timedelta
@@ -9,7 +9,6 @@ from django.urls import reverse
 from django.utils import timezone
 
 from links.ranges import ByteRange, Unsatisfiable, requested_range
-from links.tickets import RESUME_COOKIE
 from sharing.models import Share
 
 pytestmark = pytest.mark.django_db(transaction=True)  # responses are closed as a server would
@@ -91,9 +90,7 @@ def test_a_whole_download_advertises_ranges_and_a_strong_etag(big):
     assert response["ETag"] == ETAG
     assert response["Content-Length"] == "4096"
     assert body(response) == DATA
-    assert RESUME_COOKIE in response.cookies
-    assert response.cookies[RESUME_COOKIE]["path"] == url(share)
-    assert response.cookies[RESUME_COOKIE]["httponly"]
+    assert not response.cookies  # resuming needs no ticket
 
 
 @pytest.mark.parametrize(("method", "counted"), [("get", 1), ("head", 0)])
@@ -124,52 +121,63 @@ def test_malformed_ranges_get_the_whole_file_never_a_500(big, header):
     assert body(response) == DATA
 
 
-def test_a_resume_with_the_ticket_of_a_broken_download_counts_nothing(alice, make_file):
+def left(share: Share) -> int:
+    share.refresh_from_db()
+    return share.bytes_left
+
+
+def test_a_broken_download_resumes_from_another_client_without_a_new_count(alice, make_file):
     data = bytes(range(256)) * 8192  # 2 MiB: several blocks of the response
     share = share_of(make_file(alice, name="big.bin", data=data), max_downloads=1)
-    client = Client()
-    first = client.get(url(share))
+    first = Client().get(url(share))
     received = next(iter(first.streaming_content))[:100_000]  # the connection breaks
     first.close()
     assert count(share) == 1
 
-    rest = client.get(url(share), HTTP_RANGE=f"bytes={len(received)}-", HTTP_IF_RANGE=f'"{share.file.sha256}"')
+    rest = Client().get(url(share), HTTP_RANGE=f"bytes={len(received)}-", HTTP_IF_RANGE=f'"{share.file.sha256}"')
     assert rest.status_code == 206
     assert received + body(rest) == data
     assert count(share) == 1
     share.refresh_from_db()
-    assert share.end_reason == Share.EndReason.DOWNLOAD_LIMIT  # k=1 reached, yet the download could finish
+    assert share.end_reason == Share.EndReason.DOWNLOAD_LIMIT  # the copy is complete: no whole one is left
 
 
-def test_a_resume_without_a_ticket_counts_like_a_new_download(big):
-    share = share_of(big, max_downloads=2)
-    response = Client().get(url(share), HTTP_RANGE="bytes=1-")
-    assert response.status_code == 206
-    assert count(share) == 1
-    Client().get(url(share), HTTP_RANGE="bytes=1-")
-    assert count(share) == 2
-    assert Client().get(url(share), HTTP_RANGE="bytes=1-").status_code == 410
+def test_a_range_costs_its_bytes_not_a_download(big):
+    share = share_of(big, max_downloads=2)  # a budget of 2 x 4096 + 1024 bytes
+    assert left(share) == 9216
+    for expected_left in (5121, 1026):
+        response = Client().get(url(share), HTTP_RANGE="bytes=1-")
+        assert (response.status_code, body(response)) == (206, DATA[1:])
+        assert left(share) == expected_left
+    assert count(share) == 0  # none started at byte 0
+    assert Client().get(url(share), HTTP_RANGE="bytes=1-").status_code == 410  # 4095 bytes do not fit
+    assert body(Client().get(url(share), HTTP_RANGE="bytes=1-1000")) == DATA[1:1001]  # 1000 do
+    assert left(share) == 26
 
 
-def test_a_ticket_cannot_fetch_a_second_copy(big):
+def test_after_a_whole_copy_only_the_allowance_is_left(big):
     share = share_of(big, max_downloads=1)
-    client = Client()
-    assert body(client.get(url(share))) == DATA  # a whole copy, counted
-    again = client.get(url(share), HTTP_RANGE="bytes=1-")
-    assert again.status_code == 410  # would be a second copy: counts, and none are left
+    assert body(Client().get(url(share))) == DATA
+    refused = Client().get(url(share), HTTP_RANGE="bytes=1-")
+    assert refused.status_code == 410  # would be most of a second copy
+    assert "4096 of its 5120 bytes were sent" in refused.content.decode()
+    assert "may be resumed" in refused.content.decode()
+    assert body(Client().get(url(share), HTTP_RANGE="bytes=3072-")) == DATA[3072:]  # what a broken end re-asks
+    assert left(share) == 0
+    assert Client().get(url(share), HTTP_RANGE="bytes=4095-").status_code == 410
     assert count(share) == 1
 
 
-def test_a_forged_or_foreign_ticket_is_ignored(big):
-    share = share_of(big, max_downloads=3)
-    other = share_of(big)
-    client = Client()
-    client.get(url(other)).close()
-    client.cookies[RESUME_COOKIE] = client.cookies[RESUME_COOKIE].value  # valid for the other link only
-    client.get(url(share), HTTP_RANGE="bytes=2000-").close()
-    client.cookies[RESUME_COOKIE] = "1:forged"
-    client.get(url(share), HTTP_RANGE="bytes=3000-").close()
-    assert count(share) == 2
+def test_unsharing_a_link_that_reached_its_limit_refuses_the_next_range(big):
+    share = share_of(big, max_downloads=1)
+    assert body(Client().get(url(share))) == DATA
+    share.refresh_from_db()
+    assert share.end_reason == Share.EndReason.DOWNLOAD_LIMIT
+    assert Client().get(url(share), HTTP_RANGE="bytes=4000-").status_code == 206  # within the allowance
+    assert share.unshare()
+    share.refresh_from_db()
+    assert (share.status, share.end_reason) == (Share.Status.UNSHARED, Share.EndReason.UNSHARED)
+    assert Client().get(url(share), HTTP_RANGE="bytes=4000-").status_code == 410
 
 
 def test_no_resume_once_the_link_was_unshared(big):

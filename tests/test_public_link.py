@@ -251,7 +251,7 @@ def test_a_busy_database_is_503_not_500(client, stored, monkeypatch):
     def locked(self, **kwargs):
         raise OperationalError("database is locked")
 
-    monkeypatch.setattr(Share, "start_download", locked)
+    monkeypatch.setattr(Share, "reserve_bytes", locked)
 
     response = client.get(link(share))
 

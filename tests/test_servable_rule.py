@@ -50,7 +50,7 @@ def test_a_limited_link_is_not_counted_at_its_deadline(shared_file, deadline):
     share = share_until(shared_file, deadline, max_downloads=5)
     with freeze_time(deadline):
         assert not share.count_download()
-        assert share.start_download(first_byte=0, end=10) is None
+        assert share.reserve_bytes(first=0, end=10) is None
     share.refresh_from_db()
     assert share.download_count == 0
 
@@ -58,24 +58,40 @@ def test_a_limited_link_is_not_counted_at_its_deadline(shared_file, deadline):
 def test_an_unlimited_link_is_counted_a_microsecond_before_its_deadline(shared_file, deadline):
     share = share_until(shared_file, deadline)
     with freeze_time(deadline - TICK):
-        assert share.start_download(first_byte=0, end=10) is not None
+        assert share.reserve_bytes(first=0, end=10) is not None
 
 
 def test_an_unlimited_link_is_not_counted_at_its_deadline(shared_file, deadline):
     share = share_until(shared_file, deadline)
     with freeze_time(deadline):
-        assert share.start_download(first_byte=0, end=10) is None
+        assert share.reserve_bytes(first=0, end=10) is None
     assert share.total_downloads == 0
 
 
 def test_a_download_is_not_resumed_at_the_deadline(shared_file, deadline):
     share = share_until(shared_file, deadline, max_downloads=5)
     with freeze_time(deadline - timedelta(seconds=1)):
-        download = share.start_download(first_byte=0, end=5)
+        assert share.reserve_bytes(first=0, end=5) is not None
     with freeze_time(deadline - TICK):
-        assert share.resume_download(download.pk, first_byte=6, end=10)
+        assert share.reserve_bytes(first=6, end=10) is not None
     with freeze_time(deadline):
-        assert not share.resume_download(download.pk, first_byte=8, end=13)
+        assert share.reserve_bytes(first=8, end=13) is None
+
+
+def test_a_link_at_its_download_limit_sends_no_range_at_its_deadline(shared_file, deadline):
+    """Ended by its limit, a link may finish a started download within its
+    budget (sendable_sql), but only until its deadline, exclusive."""
+    share = share_until(shared_file, deadline, max_downloads=1)
+    with freeze_time(deadline - timedelta(seconds=1)):
+        started = share.reserve_bytes(first=0, end=shared_file.size)
+        started.settle(10)  # the client left after 10 bytes
+        assert share.count_download() is False  # no whole copy left...
+    share.refresh_from_db()
+    assert (share.status, share.end_reason) == ("expired", "download_limit")
+    with freeze_time(deadline - TICK):
+        assert share.reserve_bytes(first=10, end=12) is not None  # ...but the rest may still go
+    with freeze_time(deadline):
+        assert share.reserve_bytes(first=12, end=14) is None
 
 
 def test_a_share_is_expired_at_its_deadline_not_a_microsecond_before(shared_file, deadline):
@@ -94,10 +110,11 @@ def test_the_public_link_refuses_at_the_deadline(client, shared_file, deadline):
 
 def test_a_used_up_link_still_marked_active_answers_no_instead_of_breaking_its_constraint(shared_file, deadline):
     share = share_until(shared_file, deadline, max_downloads=2)
-    Share.objects.filter(pk=share.pk).update(download_count=2)  # active, yet nothing left
+    Share.objects.filter(pk=share.pk).update(bytes_left=0)  # active, yet nothing left
     share.refresh_from_db()
     assert share.status == Share.Status.ACTIVE
     assert not share.count_download()
-    assert share.start_download(first_byte=0, end=10) is None
+    assert share.reserve_bytes(first=0, end=10) is None
+    assert share.reserve_bytes(first=5, end=6) is None
     share.refresh_from_db()
-    assert (share.status, share.download_count) == (Share.Status.ACTIVE, 2)
+    assert (share.status, share.bytes_left, share.download_count) == (Share.Status.ACTIVE, 0, 0)

@@ -16,7 +16,6 @@ EVENT_FIELDS = [
     "expires_at",
     "lateness_ms",
     "bytes",
-    "resumed",
     "client_address",
     "user_agent",
     "details",
@@ -36,7 +35,7 @@ def share(shared_file):
 def test_the_owner_reads_the_history_oldest_first(alice_client, share):
     old = share.expires_at
     share.set_expiry(old + timedelta(hours=1))
-    share.count_download(visitor=Visitor("192.0.2.200", "curl/8"), size=13)
+    share.count_download(visitor=Visitor("192.0.2.200", "curl/8"))  # the 13-byte file
     share.unshare()
 
     response = alice_client.get(events_url(share))
@@ -49,7 +48,6 @@ def test_the_owner_reads_the_history_oldest_first(alice_client, share):
     renewed, downloaded = results[1], results[2]
     assert renewed["old_expires_at"] == old.isoformat().replace("+00:00", "Z")
     assert (downloaded["bytes"], downloaded["client_address"], downloaded["user_agent"]) == (13, "192.0.2.0", "curl/8")
-    assert downloaded["resumed"] is False
     assert results[0]["details"] == {"max_downloads": None, "password": False}
     assert results[3]["lateness_ms"] is None
 
@@ -64,7 +62,7 @@ def test_an_expiry_shows_its_lateness_in_milliseconds(alice_client, share):
 @pytest.mark.django_db
 def test_the_history_is_paginated(alice_client, share):
     for n in range(7):
-        share.count_download(size=n)
+        share.reserve_bytes(first=0, end=n)  # a response of n bytes
     first = alice_client.get(events_url(share), {"page_size": 3}).json()
     assert first["count"] == 8
     assert len(first["results"]) == 3
@@ -104,7 +102,7 @@ def test_anonymous_requests_are_refused(anon_client, db):
 
 @pytest.mark.django_db
 def test_the_share_page_shows_its_recent_history(admin_client, share):
-    share.count_download(visitor=Visitor("2001:db8:5:6::1", "Agent/<script>"), size=10)
+    share.count_download(visitor=Visitor("2001:db8:5:6::1", "Agent/<script>"))
     response = admin_client.get(reverse("admin:sharing_share_change", args=[share.pk]))
     assert response.status_code == 200
     page = response.content.decode()

@@ -502,7 +502,7 @@ def test_the_share_page_tells_the_links_history(alice_web, shared_file):
     from sharing.models import Visitor
 
     share = share_of(shared_file, max_downloads=3)
-    assert share.count_download(visitor=Visitor("203.0.113.77", "curl/8.5"), size=13)
+    assert share.count_download(visitor=Visitor("203.0.113.77", "curl/8.5"))
     share.set_expiry(share.expires_at + timedelta(hours=1))
     share.unshare()
     page = alice_web.get(f"/shares/{share.pk}/").content.decode()

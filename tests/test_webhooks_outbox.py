@@ -48,10 +48,10 @@ def test_a_model_change_writes_one_delivery_per_wanting_endpoint(alice, bob, sha
     assert not deliveries(endpoint=only_expired)
 
 
-def test_downloads_and_limit_events_go_out_in_one_batch(alice, shared_file):
+def test_a_download_and_the_limit_it_reached_both_go_out_in_order(alice, shared_file):
     hook = endpoint(alice, ["downloaded", "download_limit_reached"])
     share = Share.create_for(file=shared_file, expires_at=timezone.now() + timedelta(hours=1), max_downloads=1)
-    assert share.count_download(size=10)
+    assert share.count_download()
     assert [row.event.kind for row in deliveries(endpoint=hook)] == ["downloaded", "download_limit_reached"]
 
 

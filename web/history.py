@@ -33,12 +33,10 @@ def _detail(event: ShareEvent) -> str:
         return _("expires %(when)s") % {"when": when(event.expires_at)}
     if event.kind == kind.EXPIRED and event.lateness is not None:
         return _milliseconds(event.lateness)
-    if event.kind in (kind.DOWNLOADED, kind.WRONG_PASSWORD):
+    if event.kind in (kind.DOWNLOADED, kind.RESUMED, kind.WRONG_PASSWORD):
         parts = []
         if event.bytes is not None:
             parts.append(filesizeformat(event.bytes))
-        if event.resumed:
-            parts.append(_("resumed"))
         parts += [part for part in (event.client_address, event.user_agent) if part]
         return " · ".join(str(part) for part in parts)
     if event.kind == kind.CHANGED:

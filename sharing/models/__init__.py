@@ -7,10 +7,12 @@ module imports only from the layers above it in this list, never below
 1. state      a share's statuses, the one servable rule (as Q, SQL and a
               check), what has happened to a share (fate_of), the time that
               decides (locked_now)
+   budget     a limited link's byte budget (what "N downloads" means in bytes)
    events     a share's history (ShareEvent)
    policy     the admin-edited sharing policy
 2. files      stored files and the upload rules
-3. downloads  counting downloads, resume allowances, folding pending counts
+3. downloads  what a response may send (reserving and settling bytes),
+              counting copies, folding pending counts
 4. shares     the Share model: create, change, unshare
 5. lookup     a share by its link's token (the public link's first query)
    expiring   the one path that ends shares by time
@@ -19,7 +21,8 @@ module imports only from the layers above it in this list, never below
               reaping ephemeral files, purging ended shares past retention
 """
 
-from sharing.models.downloads import MAX_FREE_RESUMES, RESUME_GRACE, Download, resume_slack
+from sharing.models.budget import byte_budget, copy_bytes, resend_allowance
+from sharing.models.downloads import Download, Reservation
 from sharing.models.events import ShareEvent, Visitor, stored_address
 from sharing.models.expiring import expire_overdue, expire_shares
 from sharing.models.files import (
@@ -40,12 +43,11 @@ from sharing.models.state import EndState, Fate, locked_now
 __all__ = [
     "KEEP",
     "MAX_DOWNLOADS_LIMIT",
-    "MAX_FREE_RESUMES",
-    "RESUME_GRACE",
     "Download",
     "EndState",
     "Fate",
     "ReactivationRefused",
+    "Reservation",
     "Share",
     "ShareEvent",
     "ShareQuerySet",
@@ -53,9 +55,11 @@ __all__ = [
     "StoredFile",
     "UploadTooLarge",
     "Visitor",
+    "byte_budget",
     "check_upload",
     "clean_content_type",
     "clean_file_name",
+    "copy_bytes",
     "delete_file",
     "delete_stored_bytes",
     "expire_overdue",
@@ -65,7 +69,7 @@ __all__ = [
     "locked_now",
     "new_share_token",
     "reactivate",
-    "resume_slack",
+    "resend_allowance",
     "stored_address",
     "stored_file_path",
 ]

@@ -1,18 +1,27 @@
-"""Downloads: counting them, recording them, and what a resume may fetch.
+"""Downloads: what a response may send, counting copies, and the history.
 
-The path every public download takes, with its own rules: the deciding time
-is read once the lock is held, and a counted download is recorded in the
-same transaction. Two ways to count:
-- a link with a download limit (or a first-download notice still owed) is
-  counted exactly in its own row: one conditional UPDATE decides, so of many
-  racing downloads exactly the allowed number win;
-- a link without a limit only has to be live: its download inserts a
-  *pending* Download row and never updates the share, so downloads of a hot
-  link run side by side. Folding moves pending rows into download_count: the
-  daemon does it in the background, and whatever needs the stored count to be
-  exact (setting a limit, reactivating, a first-download notice) folds the
-  share first, under its lock. The exact count is always download_count plus
-  the pending rows (Share.total_downloads; ShareQuerySet.with_pending_downloads).
+Every response that sends a share's bytes is decided here, with its own
+rules: the deciding time is read once the lock is held, and the response is
+recorded (its event) in the same transaction. Two paths:
+- a link with a download limit (or a first-download notice still owed) goes
+  the exact way: one conditional UPDATE of the share's row reserves the
+  response's bytes from its byte budget (sharing.models.budget) and counts a
+  copy when the response starts at byte 0; the response settles at close
+  (Reservation.settle), giving back what it did not send and ending the share
+  when its budget holds no whole copy and no other response is sending;
+- a link without a limit only has to be live: a response from byte 0 inserts
+  a *pending* Download row and never updates the share, so downloads of a
+  hot link run side by side, and nothing is reserved or settled. Folding
+  moves pending rows into download_count: the daemon does it in the
+  background, and whatever needs the stored count to be exact (setting a
+  limit, reactivating, a first-download notice) folds the share first, under
+  its lock. The exact count is always download_count plus the pending rows
+  (Share.total_downloads; ShareQuerySet.with_pending_downloads).
+
+A copy is counted (download_count, the `downloaded` event, the first-download
+notice) when a response starts at byte 0; a response that starts later is a
+resume (`resumed` event) and counts only its bytes. No cookie or ticket is
+needed to resume: the budget, not the client, says how much may still go.
 
 Lock order is always the share first, then its download rows, so a fold
 never deadlocks with downloads or with another fold. The statements are
@@ -23,54 +32,35 @@ This layer sits below Share (DownloadCounting is one of its bases): it asks
 sharing.models.state for the rule and reaches the share as `type(self)`.
 """
 
-from datetime import timedelta
+import logging
+from dataclasses import dataclass
 from functools import partial
 
-from django.db import connections, models, transaction
-from django.db.models import Count, F, OuterRef, Q, Subquery, Value
+from django.db import DatabaseError, connections, models, transaction
+from django.db.models import Count, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from sharing.models.events import Visitor, record_download
-from sharing.models.state import EndReason, Status, ended_by_limit_q, locked_now, servable_q, servable_sql
+from sharing.models.budget import charge, copy_bytes
+from sharing.models.events import ShareEvent, Visitor, record_download
+from sharing.models.state import EndReason, Status, locked_now, sendable_sql, servable_sql
 from sharing.signals import share_downloaded, share_ended
 
-# A link that ended by its download limit lets a download it counted be
-# finished for this long (never past the deadline).
-RESUME_GRACE = timedelta(hours=1)
-# Free resumes per counted download; each may re-send at most resume_slack().
-MAX_FREE_RESUMES = 20
+logger = logging.getLogger(__name__)
 
-# _count_unlimited's answer when the share turns out to need the exact path.
+# _send_unlimited's answer when the share turns out to need the exact path.
 _NOT_UNLIMITED = object()
 # SQL: the row may be counted as a pending download (no limit to keep exact,
 # no first-download notice whose claim reads download_count).
 _QUICK_COUNTABLE = "max_downloads IS NULL AND NOT (notify_first_download AND first_download_notified_at IS NULL)"
 
 
-def resume_slack(size: int) -> int:
-    """Bytes a resume may ask again beyond what the client confirms: what a
-    broken connection loses in socket buffers (a few MiB), never more than
-    a quarter of the file, so resumes cannot add up to another copy."""
-    return min(16 * 1024 * 1024, size // 4)
-
-
 class Download(models.Model):
-    """One counted download of a share, and what its resume ticket may still fetch.
-
-    The ticket (a signed cookie, see links.tickets) names this row; the
-    conditional UPDATE in Share.resume_download moves it forward.
-    """
+    """One copy of a link without a limit counted by the quick path; pending
+    until folded into its share's download_count (see fold_locked)."""
 
     share = models.ForeignKey("sharing.Share", on_delete=models.CASCADE, related_name="downloads")
     started_at = models.DateTimeField()
-    resume_from = models.PositiveBigIntegerField(help_text="First byte of the latest request under this download.")
-    reserved_until = models.PositiveBigIntegerField(
-        help_text="End (exclusive) of the bytes that may have been sent under this download."
-    )
-    free_resumes = models.PositiveSmallIntegerField(default=0)
-    # Counted by the quick path of a link without a download limit and not
-    # yet added to its share's download_count (see fold_locked).
     pending = models.BooleanField(default=False, db_default=False)
 
     class Meta:
@@ -82,81 +72,136 @@ class Download(models.Model):
     def __str__(self) -> str:
         return f"download {self.pk} of share {self.share_id}"
 
-    def release(self, *, first_byte: int, end: int, sent_until: int) -> None:
-        """The response for [first_byte, end) stopped at sent_until: give back
-        what was never read from disk, unless a later resume has moved on."""
-        if sent_until < end:
-            Download.objects.filter(pk=self.pk, resume_from=first_byte, reserved_until=end).update(
-                reserved_until=sent_until
+
+@dataclass(frozen=True)
+class Reservation:
+    """A response allowed to send bytes [first, end) of share `share_id`.
+
+    `budgeted`: the bytes came out of the share's byte budget, so the
+    response must settle when it closes. `size` is the file's."""
+
+    share_id: int
+    first: int
+    end: int
+    size: int
+    budgeted: bool
+    share_model: type
+
+    def settle(self, sent_until: int) -> None:
+        """The response stopped at `sent_until`: give back what it never
+        sent and, when no other response is sending and the budget holds no
+        whole copy, end the share by its download limit. A failure leaves the
+        bytes reserved (the safe direction) and is logged."""
+        if not self.budgeted:
+            return
+        unsent = max(0, self.end - max(sent_until, self.first))
+        try:
+            settle_locked(self.share_model, self.share_id, unsent, copy_bytes(self.size))
+        except DatabaseError:
+            logger.warning("could not settle a response of share %s", self.share_id, exc_info=True)
+
+
+def settle_locked(share_model, share_id: int, unsent: int, copy: int) -> bool:
+    """Give `unsent` bytes back to the share's budget and close one response;
+    end the share (download_limit) when that leaves no response sending and
+    less than `copy` bytes. Return whether it ended the share."""
+    connection = connections[share_model.objects.db]
+    table = connection.ops.quote_name(share_model._meta.db_table)
+    with transaction.atomic(using=connection.alias):
+        now = locked_now(share_model.objects.filter(pk=share_id))
+        stamp = connection.ops.adapt_datetimefield_value(now)
+        servable, rule_params = servable_sql(connection, now)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"UPDATE {table} SET bytes_left = bytes_left + %s, responses_open = responses_open - 1 "
+                "WHERE id = %s AND responses_open > 0 AND bytes_left IS NOT NULL",
+                [unsent, share_id],
             )
+            cursor.execute(
+                f"UPDATE {table} SET status = %s, end_reason = %s, ended_at = %s "
+                f"WHERE id = %s AND {servable} AND responses_open = 0 AND bytes_left < %s",
+                [Status.EXPIRED, EndReason.DOWNLOAD_LIMIT, stamp, share_id, *rule_params, copy],
+            )
+            ended = cursor.rowcount == 1
+        if ended:
+            ShareEvent.record(share_id, ShareEvent.Kind.DOWNLOAD_LIMIT_REACHED, now)
+        if ended:
+            file_id = share_model.objects.filter(pk=share_id).values_list("file_id", flat=True).first()
+            share_ended.send(sender=share_model, file_id=file_id)
+    return ended
 
 
 class DownloadCounting:
     """Share's download methods (a base of sharing.models.shares.Share)."""
 
-    def count_download(self, *, visitor: Visitor | None = None, size: int | None = None) -> bool:
-        """Count one download in the share's row if the share is servable now
-        and has downloads left (the exact path, whatever the limit).
+    def reserve_bytes(self, *, first: int, end: int, visitor: Visitor | None = None) -> Reservation | None:
+        """Allow a response to send bytes [first, end) of the file, or return
+        None when the link may not send them (ended, unshared, past its
+        deadline, or its byte budget does not hold the whole range).
 
-        Check and increment are one UPDATE, so a download racing an unshare
-        either commits first (and is served) or sees the unshare (and is not),
-        and of many racing for a limited link exactly the allowed number win.
-        The download that uses the last allowance ends the share in that same
-        UPDATE. "Now" is read once the lock is ours: a download that waited
-        for the lock past the deadline is refused. Call inside atomic() to
-        make more writes part of the same decision (start_download does).
-        A counted download is recorded (downloaded, `size` bytes, `visitor`),
-        and download_limit_reached when it ended the share.
-        """
-        with transaction.atomic():
-            now = locked_now(type(self).objects.filter(pk=self.pk))
-            connection = connections[type(self).objects.db]
-            stamp = connection.ops.adapt_datetimefield_value(now)
-            servable, rule_params = servable_sql(connection, now)
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    _count_download_sql(connection, type(self)._meta.db_table, servable),
-                    [Status.EXPIRED, EndReason.DOWNLOAD_LIMIT, stamp, self.pk, *rule_params],
-                )
-                row = cursor.fetchone()
-                if row is not None:
-                    used_up = row[0] == Status.EXPIRED  # RETURNING: this UPDATE used the last allowance
-                    record_download(cursor, connection, self.pk, now, visitor=visitor, size=size, used_up=used_up)
-            if row is not None:
-                if used_up:
-                    # The response reads from a handle opened before this count
-                    # (links.downloads, which never offloads an ephemeral
-                    # file), so deleting the bytes does not cut it.
-                    share_ended.send(sender=type(self), file_id=self.file_id)
-                if self.notify_first_download and self.first_download_notified_at is None:
-                    # The notices app claims and sends it after the commit;
-                    # the claim (not this instance's view) decides.
-                    transaction.on_commit(partial(share_downloaded.send, sender=type(self), share_id=self.pk))
-        return row is not None
-
-    def start_download(self, *, first_byte: int, end: int, visitor: Visitor | None = None) -> "Download | None":
-        """Count a download of bytes [first_byte, end) and record it, or
-        return None when the link may not serve it (ended, used up)."""
+        A response from byte 0 counts a copy. Call settle() on the
+        Reservation when the response closes, however it ended."""
+        size = self.file.size
         if self.max_downloads is None and not self._owes_first_download_notice():
-            counted = self._count_unlimited(first_byte=first_byte, end=end, visitor=visitor)
-            if counted is not _NOT_UNLIMITED:
-                return counted
-        with transaction.atomic():
-            if not self.count_download(visitor=visitor, size=end - first_byte):
-                return None
-            connection = connections[type(self).objects.db]
-            with connection.cursor() as cursor:
-                download_id = insert_download(cursor, connection, self.pk, first_byte, end, pending=False)
-            return Download(pk=download_id, share_id=self.pk, resume_from=first_byte, reserved_until=end)
+            reserved = self._send_unlimited(first=first, end=end, size=size, visitor=visitor)
+            if reserved is not _NOT_UNLIMITED:
+                return reserved
+        return self._reserve_exactly(first=first, end=end, size=size, visitor=visitor)
+
+    def count_download(self, *, visitor: Visitor | None = None) -> bool:
+        """Send one whole copy at once (reserve it and settle it as fully
+        sent); return whether the link allowed it."""
+        reservation = self.reserve_bytes(first=0, end=self.file.size, visitor=visitor)
+        if reservation is None:
+            return False
+        reservation.settle(reservation.end)
+        return True
 
     def _owes_first_download_notice(self) -> bool:
         return self.notify_first_download and self.first_download_notified_at is None
 
-    def _count_unlimited(self, *, first_byte: int, end: int, visitor: Visitor | None):
-        """The quick path: count a download of a live link without a limit as
-        a pending Download row. Return the Download, None when the link may
-        not serve, or _NOT_UNLIMITED when the row (read under the lock) has a
-        limit or owes a first-download notice after all (count it exactly).
+    def _reserve_exactly(self, *, first: int, end: int, size: int, visitor: Visitor | None) -> Reservation | None:
+        """The exact path: check and reserve in one UPDATE of the share's row.
+
+        Check and reservation are one statement, so a response racing an
+        unshare either commits first (and is sent) or sees the unshare (and
+        is not), and of many racing for a limited link's last bytes only
+        those the budget holds win, whatever their ranges. "Now" is read once
+        the lock is ours: a response that waited for the lock past the
+        deadline is refused."""
+        starts_copy = first == 0
+        cost = charge(first, end)
+        with transaction.atomic():
+            now = locked_now(type(self).objects.filter(pk=self.pk))
+            connection = connections[type(self).objects.db]
+            sendable, rule_params = sendable_sql(connection, now)
+            table = connection.ops.quote_name(type(self)._meta.db_table)
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    f"UPDATE {table} SET download_count = download_count + %s, bytes_left = bytes_left - %s, "
+                    "responses_open = responses_open + CASE WHEN bytes_left IS NULL THEN 0 ELSE 1 END "
+                    f"WHERE id = %s AND {sendable} AND (bytes_left IS NULL OR bytes_left >= %s) "
+                    "RETURNING bytes_left",
+                    [1 if starts_copy else 0, cost, self.pk, *rule_params, cost],
+                )
+                row = cursor.fetchone()
+                if row is None:
+                    return None
+                record_download(
+                    cursor, connection, self.pk, now, visitor=visitor, size=end - first, resumed=not starts_copy
+                )
+            if starts_copy and self._owes_first_download_notice():
+                # The notices app claims and sends it after the commit; the
+                # claim (not this instance's view) decides.
+                transaction.on_commit(partial(share_downloaded.send, sender=type(self), share_id=self.pk))
+        return Reservation(self.pk, first, end, size, row[0] is not None, type(self))
+
+    def _send_unlimited(self, *, first: int, end: int, size: int, visitor: Visitor | None):
+        """The quick path: a live link without a limit. A response from byte
+        0 inserts a pending Download row; a later range only checks. Return
+        the Reservation, None when the link may not serve, or _NOT_UNLIMITED
+        when the row (read under the lock) has a limit or owes a
+        first-download notice after all (go the exact way).
 
         On PostgreSQL the share's row is locked FOR SHARE: downloads hold it
         together, while an unshare, an expiry or a change (FOR NO KEY UPDATE)
@@ -165,88 +210,28 @@ class DownloadCounting:
         """
         connection = connections[type(self).objects.db]
         table = connection.ops.quote_name(type(self)._meta.db_table)
+        starts_copy = first == 0
         with transaction.atomic(), connection.cursor() as cursor:
             if connection.features.has_select_for_update:
                 cursor.execute(f"SELECT 1 FROM {table} WHERE id = %s FOR SHARE", [self.pk])
             now = timezone.now()
-            stamp = connection.ops.adapt_datetimefield_value(now)
             servable, rule_params = servable_sql(connection, now)
-            download = connection.ops.quote_name(Download._meta.db_table)
-            cursor.execute(
-                f"INSERT INTO {download} (share_id, started_at, resume_from, reserved_until, free_resumes, pending) "
-                f"SELECT id, %s, %s, %s, 0, %s FROM {table} WHERE id = %s AND {servable} "
-                f"AND {_QUICK_COUNTABLE} RETURNING id",
-                [stamp, first_byte, end, True, self.pk, *rule_params],
-            )
-            row = cursor.fetchone()
-            if row is None:
+            allowed = f"FROM {table} WHERE id = %s AND {servable} AND {_QUICK_COUNTABLE}"
+            if starts_copy:
+                download = connection.ops.quote_name(Download._meta.db_table)
+                cursor.execute(
+                    f"INSERT INTO {download} (share_id, started_at, pending) SELECT id, %s, %s {allowed} RETURNING id",
+                    [connection.ops.adapt_datetimefield_value(now), True, self.pk, *rule_params],
+                )
+            else:
+                cursor.execute(f"SELECT id {allowed}", [self.pk, *rule_params])
+            if cursor.fetchone() is None:
                 cursor.execute(f"SELECT {_QUICK_COUNTABLE} FROM {table} WHERE id = %s", [self.pk])
                 unlimited = cursor.fetchone()
                 return _NOT_UNLIMITED if unlimited is not None and not unlimited[0] else None
-            record_download(cursor, connection, self.pk, now, visitor=visitor, size=end - first_byte, used_up=False)
-        return Download(pk=row[0], share_id=self.pk, resume_from=first_byte, reserved_until=end, pending=True)
-
-    def resume_download(self, download_id: int, *, first_byte: int, end: int, visitor: Visitor | None = None) -> bool:
-        """Let the holder of `download_id`'s ticket fetch [first_byte, end)
-        without counting a new download; return False when that would give
-        out more than the download it resumes (then it must count anew).
-
-        Free only while the link is live (or ended by its limit within
-        RESUME_GRACE of this download's start, and before its deadline),
-        only forward (first_byte beyond the last resume), only for what the
-        client may have lost in flight (at most resume_slack(size) before the
-        end of what was sent), and at most MAX_FREE_RESUMES times: one
-        counted download never yields a second copy. An accepted resume is
-        recorded (downloaded, resumed, the bytes it asks for).
-        """
-        size = self.file.size if self.file_id else 0
-        with transaction.atomic():
-            now = locked_now(type(self).objects.filter(pk=self.pk))
-            finishing = ended_by_limit_q(now, "share__") & Q(started_at__gt=now - RESUME_GRACE)
-            changed = Download.objects.filter(
-                servable_q(now, "share__") | finishing,
-                pk=download_id,
-                share_id=self.pk,
-                resume_from__lt=first_byte,
-                reserved_until__lte=first_byte + resume_slack(size),
-                free_resumes__lt=MAX_FREE_RESUMES,
-            ).update(resume_from=first_byte, reserved_until=end, free_resumes=F("free_resumes") + 1)
-            if changed:
-                connection = connections[type(self).objects.db]
-                with connection.cursor() as cursor:
-                    record_download(
-                        cursor, connection, self.pk, now, visitor=visitor, size=end - first_byte, resumed=True
-                    )
-        return bool(changed)
-
-
-def _count_download_sql(connection, db_table: str, servable: str) -> str:
-    """Count one download of a servable share with an allowance left, and end
-    it when this download uses the last one, in one UPDATE that RETURNs the
-    status. Written out rather than built by the ORM: building the Case/When
-    expressions cost more CPU than the whole statement's execution, on the
-    path every public download takes. SET expressions read the row as it was."""
-    table = connection.ops.quote_name(db_table)
-    last = "max_downloads = download_count + 1"
-    return (
-        f"UPDATE {table} SET download_count = download_count + 1, "
-        f"status = CASE WHEN {last} THEN %s ELSE status END, "
-        f"end_reason = CASE WHEN {last} THEN %s ELSE end_reason END, "
-        f"ended_at = CASE WHEN {last} THEN %s ELSE ended_at END "
-        f"WHERE id = %s AND {servable} "
-        "AND (max_downloads IS NULL OR download_count < max_downloads) RETURNING status"
-    )
-
-
-def insert_download(cursor, connection, share_id: int, first_byte: int, end: int, *, pending: bool) -> int:
-    """Insert a counted download's row (what its resume ticket may fetch); return its id."""
-    table = connection.ops.quote_name(Download._meta.db_table)
-    cursor.execute(
-        f"INSERT INTO {table} (share_id, started_at, resume_from, reserved_until, free_resumes, pending) "
-        "VALUES (%s, %s, %s, %s, 0, %s) RETURNING id",
-        [share_id, connection.ops.adapt_datetimefield_value(timezone.now()), first_byte, end, pending],
-    )
-    return cursor.fetchone()[0]
+            resumed = not starts_copy
+            record_download(cursor, connection, self.pk, now, visitor=visitor, size=end - first, resumed=resumed)
+        return Reservation(self.pk, first, end, size, False, type(self))
 
 
 # --- folding pending downloads into download_count -----------------------------

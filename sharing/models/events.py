@@ -36,7 +36,6 @@ SHOWN_FIELDS = (
     "expires_at",
     "lateness_ms",
     "bytes",
-    "resumed",
     "client_address",
     "user_agent",
     "details",
@@ -89,7 +88,8 @@ class ShareEvent(models.Model):
         CREATED = "created"
         RENEWED = "renewed"  # the deadline moved (later or earlier)
         CHANGED = "changed"  # download limit or password
-        DOWNLOADED = "downloaded"
+        DOWNLOADED = "downloaded"  # a response from byte 0: one copy started
+        RESUMED = "resumed"  # a response from a later byte: a download continued
         WRONG_PASSWORD = "wrong_password", "wrong password"
         UNSHARED = "unshared"
         EXPIRED = "expired"
@@ -109,8 +109,9 @@ class ShareEvent(models.Model):
     lateness = models.DurationField(
         null=True, blank=True, help_text="expired: how long after its deadline the expiry was committed."
     )
-    bytes = models.PositiveBigIntegerField(null=True, blank=True, help_text="downloaded: the bytes asked for.")
-    resumed = models.BooleanField(null=True, blank=True, help_text="downloaded: a free resume of a counted download.")
+    bytes = models.PositiveBigIntegerField(
+        null=True, blank=True, help_text="downloaded, resumed: the bytes of the response's range."
+    )
     client_address = models.GenericIPAddressField(
         null=True, blank=True, help_text="As EVENT_CLIENT_ADDRESS keeps it (by default the last IPv4 octet zeroed)."
     )
@@ -143,10 +144,11 @@ class ShareEvent(models.Model):
             share_events_saved.send(sender=cls, events=events, using=events[0]._state.db)
 
 
-def change_events(share_id: int, at: datetime, before: dict, after: dict) -> list[ShareEvent]:
+def change_events(share_id: int, at: datetime, before: dict, after: dict, *, ended: bool = False) -> list[ShareEvent]:
     """The events of a change (Share.change) that its UPDATE made: `before`
     is the row as read under the lock, `after` the UPDATE's SET values (a
-    field is in it only when the caller asked to change it)."""
+    field is in it only when the caller asked to change it), `ended` whether
+    the new download limit ended the share."""
     events = []
     if "expires_at" in after and after["expires_at"] != before["expires_at"]:
         events.append(
@@ -169,8 +171,7 @@ def change_events(share_id: int, at: datetime, before: dict, after: dict) -> lis
             details["password"] = "removed"
     if details:
         events.append(ShareEvent(share_id=share_id, kind=ShareEvent.Kind.CHANGED, at=at, details=details))
-    limit = after.get("max_downloads")
-    if limit is not None and before["download_count"] == limit:  # the UPDATE ended it (see Share.change)
+    if ended:
         events.append(ShareEvent(share_id=share_id, kind=ShareEvent.Kind.DOWNLOAD_LIMIT_REACHED, at=at))
     return events
 
@@ -184,36 +185,26 @@ def record_download(
     visitor: Visitor | None,
     size: int | None,
     resumed: bool = False,
-    used_up: bool = False,
 ) -> None:
-    """Record a download (or free resume) that its statement allowed, and the
-    end of the share when that download used the last allowance, with
-    `cursor` inside the download's transaction; then share_events_saved as
-    for any events. The INSERT is written out: bulk_create's building of it
-    cost more CPU than the download's UPDATE."""
+    """Record a response its statement allowed (`downloaded` from byte 0,
+    `resumed` from a later byte, with the bytes of its range), with `cursor`
+    inside that statement's transaction; then share_events_saved as for any
+    events. The INSERT is written out: bulk_create's building of it cost more
+    CPU than the download's UPDATE."""
     shown = visitor_fields(visitor)
-    stamp = connection.ops.adapt_datetimefield_value(at)
+    kind = ShareEvent.Kind.RESUMED if resumed else ShareEvent.Kind.DOWNLOADED
     table = connection.ops.quote_name(ShareEvent._meta.db_table)
-    columns = "share_id, kind, at, bytes, resumed, client_address, user_agent, details"
+    columns = "share_id, kind, at, bytes, client_address, user_agent, details"
     cursor.execute(
-        f"INSERT INTO {table} ({columns}) VALUES (%s, %s, %s, %s, %s, %s, %s, '{{}}') RETURNING id",
+        f"INSERT INTO {table} ({columns}) VALUES (%s, %s, %s, %s, %s, %s, '{{}}') RETURNING id",
         [
             share_id,
-            ShareEvent.Kind.DOWNLOADED,
-            stamp,
+            kind,
+            connection.ops.adapt_datetimefield_value(at),
             size,
-            resumed,
             connection.ops.adapt_ipaddressfield_value(shown.get("client_address")),
             shown.get("user_agent", ""),
         ],
     )
-    events = [ShareEvent(pk=cursor.fetchone()[0], share_id=share_id, kind=ShareEvent.Kind.DOWNLOADED, at=at)]
-    if used_up:
-        cursor.execute(
-            f"INSERT INTO {table} (share_id, kind, at, user_agent, details) "
-            "VALUES (%s, %s, %s, '', '{}') RETURNING id",
-            [share_id, ShareEvent.Kind.DOWNLOAD_LIMIT_REACHED, stamp],
-        )
-        kind = ShareEvent.Kind.DOWNLOAD_LIMIT_REACHED
-        events.append(ShareEvent(pk=cursor.fetchone()[0], share_id=share_id, kind=kind, at=at))
+    events = [ShareEvent(pk=cursor.fetchone()[0], share_id=share_id, kind=kind, at=at)]
     share_events_saved.send(sender=ShareEvent, events=events, using=connection.alias)

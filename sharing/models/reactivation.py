@@ -8,8 +8,9 @@ time that decided, so its history reads the same whether or not the daemon
 got there first.
 
 Not reactivated: a share whose file was deleted (its bytes are gone), a live
-share (change it instead), and a share whose download limit is used up
-unless its count is reset or its limit raised. One conditional UPDATE decides, under the row's
+share (change it instead), and a share whose byte budget would hold no whole
+copy (sharing.models.budget) unless its downloads are reset or its limit
+raised. One conditional UPDATE decides, under the row's
 lock, so two reactivations racing (or a reactivation racing the purge or an
 ephemeral file's deletion) cannot both win.
 """
@@ -18,8 +19,8 @@ from datetime import datetime
 from functools import partial
 
 from django.db import transaction
-from django.db.models import F, Q
 
+from sharing.models import budget
 from sharing.models.downloads import fold_locked
 from sharing.models.events import ShareEvent
 from sharing.models.expiring import expire_shares
@@ -36,7 +37,7 @@ class ReactivationRefused(Exception):
         self.code = code
 
 
-_BEFORE = ("status", "end_reason", "expires_at", "download_count", "max_downloads", "file_id")
+_BEFORE = ("status", "end_reason", "expires_at", "download_count", "max_downloads", "bytes_left", "file_id")
 
 
 def reactivate(share: Share, expires_at: datetime, *, reset_downloads: bool = False, max_downloads=KEEP) -> None:
@@ -61,17 +62,25 @@ def reactivate(share: Share, expires_at: datetime, *, reset_downloads: bool = Fa
             "expires_at": expires_at,
             "updated_at": now,
         }
-        limit = F("max_downloads")
+        limit = before["max_downloads"] if before is not None else None
         if max_downloads is not KEEP:
             values["max_downloads"] = limit = max_downloads
+        values["responses_open"] = 0  # an ended share had none left to settle that may count
+        size = share.file.size if share.file_id is not None else 0
         if reset_downloads:
             values["download_count"] = 0
-        elif limit is not None:
-            # Downloads must be left under the limit it will have, or it
-            # would come back used up.
-            candidates = candidates.filter(Q(max_downloads__isnull=True) | Q(download_count__lt=limit))
-            if max_downloads is not KEEP:
-                candidates = candidates.filter(download_count__lt=limit)
+            values["bytes_left"] = budget.byte_budget(limit, size)
+        elif before is not None:
+            used = budget.bytes_used(
+                max_downloads=before["max_downloads"],
+                bytes_left=before["bytes_left"],
+                download_count=before["download_count"],
+                size=size,
+            )
+            values["bytes_left"] = left = budget.budget_left_after(limit, used, size)
+            if left is not None and left < budget.copy_bytes(size):
+                # It would come back used up.
+                raise _refusal(before, now, max_downloads)
         if not candidates.update(**values):
             raise _refusal(before, now, max_downloads)
         details = {"reset_downloads": reset_downloads, "was": before["end_reason"] or "expired"}
@@ -102,7 +111,8 @@ def _refusal(before: dict | None, now: datetime, max_downloads) -> ReactivationR
         )
     limit = before["max_downloads"] if max_downloads is KEEP else max_downloads
     return ReactivationRefused(
-        f"The share's download limit would be used up ({before['download_count']} downloads counted, "
-        f"limit {limit}); send reset_downloads=true to count from zero, or a higher max_downloads.",
+        f"The share's download limit would be used up ({before['download_count']} downloads started, "
+        f"limit {limit}, no whole copy left in its byte budget); send reset_downloads=true to count from zero, "
+        "or a higher max_downloads.",
         "used_up",
     )

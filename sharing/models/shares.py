@@ -17,21 +17,21 @@ from django.conf import settings
 from django.contrib.auth import hashers
 from django.core.exceptions import ValidationError
 from django.db import models, router, transaction
-from django.db.models import Case, F, Q, Value, When
+from django.db.models import F, Q
 from django.utils import timezone
 
 from sharing import rows
-from sharing.models import state
+from sharing.models import budget, state
 from sharing.models.downloads import Download, DownloadCounting, any_pending, fold_locked, pending_downloads
 from sharing.models.events import ShareEvent, Visitor, change_events
 from sharing.models.files import StoredFile
-from sharing.models.state import Fate, due_q, fate_of, locked_now, servable_q
+from sharing.models.state import Fate, due_q, fate_of, locked_now, sendable_q, servable_q
 from sharing.signals import share_ended, share_schedule_changed
 
 # "Leave as it is" for optional arguments where None means something (no limit).
 KEEP = object()
 # What Share.change may change, and the count that decides whether a new limit ends the share.
-_CHANGEABLE = ("expires_at", "max_downloads", "password_hash", "download_count")
+_CHANGEABLE = ("expires_at", "max_downloads", "password_hash", "download_count", "bytes_left", "responses_open")
 
 # Far above any real use, and within the column on every database.
 MAX_DOWNLOADS_LIMIT = 1_000_000_000
@@ -89,6 +89,13 @@ class Share(DownloadCounting, models.Model):
     max_downloads = models.PositiveIntegerField(
         null=True, blank=True, help_text="Downloads allowed in all; empty means unlimited."
     )
+    # The byte budget (sharing.models.budget): what the link may still send.
+    bytes_left = models.PositiveBigIntegerField(
+        null=True, blank=True, editable=False, help_text="Bytes the download limit still allows; empty when unlimited."
+    )
+    responses_open = models.PositiveIntegerField(
+        default=0, db_default=0, editable=False, help_text="Responses of a limited link sending now."
+    )
     # A Django password hash (never the password); "" when the link has none.
     password_hash = models.CharField(max_length=255, blank=True, default="", editable=False)
     # Email notices to the owner (the notices app sends them; each is claimed
@@ -132,11 +139,13 @@ class Share(DownloadCounting, models.Model):
                 name="share_status_matches_end",
             ),
             models.CheckConstraint(condition=Q(expires_at__gt=F("created_at")), name="share_expires_after_creation"),
-            # The counter's conditional UPDATE keeps this true; the database makes sure.
+            # A limited link has a byte budget, an unlimited one none (the
+            # budget never goes below 0: a positive column).
             models.CheckConstraint(
-                condition=Q(max_downloads__isnull=True)
-                | Q(max_downloads__gte=1, download_count__lte=F("max_downloads")),
-                name="share_downloads_within_limit",
+                condition=Q(max_downloads__isnull=True, bytes_left__isnull=True)
+                # isnull=False: a CHECK passes when it is NULL (NULL >= 1).
+                | Q(max_downloads__isnull=False, max_downloads__gte=1, bytes_left__isnull=False),
+                name="share_budget_with_limit",
             ),
         ]
 
@@ -158,6 +167,7 @@ class Share(DownloadCounting, models.Model):
             expires_at=self.expires_at,
             has_file=self.file_id is not None,
             now=now or timezone.now(),
+            copies_left=self.downloads_left if self.file_id is not None else None,
         )
 
     def effective_status(self, now: datetime | None = None) -> str:
@@ -183,9 +193,15 @@ class Share(DownloadCounting, models.Model):
 
     @property
     def downloads_left(self) -> int | None:
-        if self.max_downloads is None:
-            return None
-        return max(0, self.max_downloads - self.download_count)
+        """The whole copies the byte budget still holds (None: unlimited)."""
+        if self.bytes_left is None:
+            return None  # without reading the file's row
+        return budget.whole_copies(self.bytes_left, self.file.size if self.file_id is not None else 0)
+
+    @property
+    def budget(self) -> int | None:
+        """The link's whole byte budget (None: unlimited)."""
+        return budget.byte_budget(self.max_downloads, self.file.size if self.file_id is not None else 0)
 
     @property
     def has_password(self) -> bool:
@@ -228,6 +244,7 @@ class Share(DownloadCounting, models.Model):
             notify_first_download=notify_first_download,
             remind_before_expiry=remind_before_expiry,
         )
+        share.start_budget()
         with transaction.atomic():
             now = timezone.now()
             if expires_at <= now:
@@ -246,6 +263,11 @@ class Share(DownloadCounting, models.Model):
             transaction.on_commit(partial(announce_schedule, share.pk, expires_at))
         share.pending_downloads = 0  # a new share has none: total_downloads needs no query
         return share
+
+    def start_budget(self) -> None:
+        """Give a new share its whole byte budget (none when unlimited)."""
+        if self.max_downloads is not None and self.bytes_left is None:
+            self.bytes_left = budget.byte_budget(self.max_downloads, self.file.size if self.file_id is not None else 0)
 
     def refresh_from_db(self, *args, **kwargs):
         super().refresh_from_db(*args, **kwargs)
@@ -271,9 +293,11 @@ class Share(DownloadCounting, models.Model):
         Return False (and change nothing) when the share is no longer active,
         including when its deadline has passed before this commit (a change
         never resurrects an expired link), or when the new deadline itself has
-        already passed by the time the lock was ours. A limit below the
-        downloads already counted raises ValidationError; a limit equal to
-        them ends the share (download_limit) in the same UPDATE. An empty
+        already passed by the time the lock was ours. A new download limit
+        gets a byte budget less what the link already used (see
+        sharing.models.budget): one it already exceeds raises
+        ValidationError, one that leaves no whole copy ends the share
+        (download_limit) in the same UPDATE. An empty
         password removes it. A new deadline gets an expiry reminder of its
         own (none if it is less than the reminder lead ahead, see
         notices.claims).
@@ -298,57 +322,64 @@ class Share(DownloadCounting, models.Model):
                 values["reminder_sent_at"] = None  # reminders are per deadline
             # Read under the lock: what the UPDATE below changes it from.
             before = Share.objects.filter(pk=self.pk).values(*_CHANGEABLE).first()
-            shares = Share.objects.servable(now).filter(pk=self.pk)
-            if max_downloads is not KEEP:
-                values["max_downloads"] = max_downloads
-                if max_downloads is not None:
-                    shares = shares.filter(download_count__lte=max_downloads)
-                    used_up = Q(download_count=max_downloads)
-                    values |= _end_when(used_up, self.EndReason.DOWNLOAD_LIMIT, now)
-            changed = shares.update(updated_at=now, **values)
-            if not changed and max_downloads not in (KEEP, None):
-                current = Share.objects.filter(pk=self.pk).servable(now).first()
-                if current is not None:  # live, so the limit was the problem
-                    raise ValidationError(
-                        {
-                            "max_downloads": f"{current.download_count} downloads were already counted; "
-                            "the limit cannot be lower."
-                        }
-                    )
+            ends = False
+            if max_downloads is not KEEP and before is not None:
+                ends = self._apply_new_limit(max_downloads, before, values, now)
+            changed = Share.objects.servable(now).filter(pk=self.pk).update(updated_at=now, **values)
             if changed:
-                ShareEvent.save_all(change_events(self.pk, now, before, values))
-                if max_downloads not in (KEEP, None) and before["download_count"] == max_downloads:
+                ShareEvent.save_all(change_events(self.pk, now, before, values, ended=ends))
+                if ends:
                     share_ended.send(sender=Share, file_id=self.file_id)  # the new limit ended it
             if changed and expires_at is not None:
                 transaction.on_commit(partial(announce_schedule, self.pk, expires_at))
         self.refresh_from_db()
         return bool(changed)
 
+    def _apply_new_limit(self, max_downloads, before: dict, values: dict, now: datetime) -> bool:
+        """Add the SET values of a new download limit to `values`: its byte
+        budget less what the link already used. Raise ValidationError when it
+        already sent more than the new limit allows; return whether the new
+        limit leaves no whole copy, so the UPDATE ends the share (only when no
+        response is sending: the last to settle ends it otherwise)."""
+        size = self.file.size if self.file_id is not None else 0
+        used = budget.bytes_used(
+            max_downloads=before["max_downloads"],
+            bytes_left=before["bytes_left"],
+            download_count=before["download_count"],
+            size=size,
+        )
+        left = budget.budget_left_after(max_downloads, used, size)
+        if left is not None and left < 0:
+            raise ValidationError(
+                {
+                    "max_downloads": f"{used / budget.copy_bytes(size):g} downloads' worth ({used} bytes) were "
+                    "already sent; the limit cannot be lower."
+                }
+            )
+        values["max_downloads"] = max_downloads
+        values["bytes_left"] = left
+        if left is None:
+            values["responses_open"] = 0  # nothing to settle any more
+            return False
+        ends = left < budget.copy_bytes(size) and before["responses_open"] == 0
+        if ends:
+            values.update(status=self.Status.EXPIRED, end_reason=self.EndReason.DOWNLOAD_LIMIT, ended_at=now)
+        return ends
+
     def unshare(self, reason: str = EndReason.UNSHARED) -> bool:
-        """End an active share now. Return False if it had already ended."""
+        """End a share now, so none of its bytes is sent any more: an active
+        one, or one that ended by its download limit and could still finish
+        a download within its budget. Return False if there was nothing to end."""
         with transaction.atomic():
             now = locked_now(Share.objects.filter(pk=self.pk))
-            changed = (
-                Share.objects.servable(now)
-                .filter(pk=self.pk)
-                .update(status=self.Status.UNSHARED, end_reason=reason, ended_at=now, updated_at=now)
+            changed = Share.objects.filter(sendable_q(now), pk=self.pk).update(
+                status=self.Status.UNSHARED, end_reason=reason, ended_at=now, updated_at=now
             )
             if changed:  # the end reasons unshared and file_deleted are also event kinds
                 ShareEvent.record(self.pk, ShareEvent.Kind(reason), now)
                 share_ended.send(sender=Share, file_id=self.file_id)
         self.refresh_from_db()
         return bool(changed)
-
-
-def _end_when(condition: Q, reason: str, now: datetime) -> dict:
-    """SET clauses that end the share for `reason` where `condition` holds
-    (evaluated on the row as it was before the UPDATE) and keep it otherwise."""
-    ending = {
-        "status": Value(Share.Status.EXPIRED),
-        "end_reason": Value(reason),
-        "ended_at": Value(now, output_field=models.DateTimeField()),
-    }
-    return {field: Case(When(condition, then=value), default=F(field)) for field, value in ending.items()}
 
 
 def announce_schedule(share_id: int, expires_at: datetime) -> None:

@@ -50,18 +50,6 @@ def due_q(now: datetime, prefix: str = "") -> Q:
     return Q(**{f"{prefix}{STATUS_FIELD}": Status.ACTIVE, f"{prefix}{DEADLINE_FIELD}__lte": now})
 
 
-def ended_by_limit_q(now: datetime, prefix: str = "") -> Q:
-    """Ended by its download limit, its deadline still ahead at `now` (a
-    download it counted may still be finished)."""
-    return Q(
-        **{
-            f"{prefix}{STATUS_FIELD}": Status.EXPIRED,
-            f"{prefix}end_reason": EndReason.DOWNLOAD_LIMIT,
-            f"{prefix}{DEADLINE_FIELD}__gt": now,
-        }
-    )
-
-
 def servable_sql(connection, now: datetime, table: str = "") -> tuple[str, list]:
     """The rule as an SQL condition and its parameters, for statements
     written out (`table`: a qualifier such as "s" when the query joins).
@@ -71,6 +59,23 @@ def servable_sql(connection, now: datetime, table: str = "") -> tuple[str, list]
     column = f"{table}." if table else ""
     stamp = connection.ops.adapt_datetimefield_value(now)
     return f"{column}{STATUS_FIELD} = '{Status.ACTIVE}' AND {column}{DEADLINE_FIELD} > %s", [stamp]
+
+
+def sendable_q(now: datetime) -> Q:
+    """sendable_sql as a Q: what an unshare must end so no byte goes out."""
+    ended_by_limit = Q(**{STATUS_FIELD: Status.EXPIRED, "end_reason": EndReason.DOWNLOAD_LIMIT})
+    return (servable_q(now) | ended_by_limit) & Q(**{f"{DEADLINE_FIELD}__gt": now})
+
+
+def sendable_sql(connection, now: datetime) -> tuple[str, list]:
+    """May the share send bytes at `now`: servable, or ended by its download
+    limit with its deadline still ahead (a download started before the end
+    may be finished while the byte budget holds its bytes; the budget is the
+    download statement's other condition). Unshared, deleted or past its
+    deadline: never."""
+    stamp = connection.ops.adapt_datetimefield_value(now)
+    ended_by_limit = f"{STATUS_FIELD} = '{Status.EXPIRED}' AND end_reason = '{EndReason.DOWNLOAD_LIMIT}'"
+    return f"({STATUS_FIELD} = '{Status.ACTIVE}' OR {ended_by_limit}) AND {DEADLINE_FIELD} > %s", [stamp]
 
 
 def due_sql(connection, now: datetime) -> tuple[str, list]:
@@ -130,20 +135,27 @@ class Fate:
         return STATUS_OF[self.state]
 
 
-def fate_of(*, status, end_reason, ended_at, expires_at, has_file: bool, now: datetime) -> Fate:
+def fate_of(
+    *, status, end_reason, ended_at, expires_at, has_file: bool, now: datetime, copies_left: int | None = None
+) -> Fate:
     """The one mapping from a share's columns (and the clock) to its fate.
 
     What ended a share is its end reason; an active share past its deadline
     ended by time at its deadline (the daemon has not recorded it yet). A live
     share whose file row is gone (deleted without ending its shares) can
-    serve nothing: it reads as file deleted. Reactivation makes a share
-    active again, so a reactivated share is live until it ends anew."""
+    serve nothing: it reads as file deleted. A live share whose byte budget
+    holds no whole copy (`copies_left` 0, sharing.models.budget) has reached
+    its download limit even before the last of its responses settles and
+    records the end. Reactivation makes a share active again, so a
+    reactivated share is live until it ends anew."""
     if status != Status.ACTIVE:
         return Fate(_STATE_OF_REASON[end_reason], ended_at)
     if not is_servable(status, expires_at, now):
         return Fate(EndState.EXPIRED, expires_at)
     if not has_file:
         return Fate(EndState.FILE_DELETED, None)
+    if copies_left == 0:
+        return Fate(EndState.DOWNLOAD_LIMIT, None)
     return Fate(EndState.LIVE, None)
 
 

@@ -1,0 +1,65 @@
+"""A limited link's byte budget: what "N downloads" means in bytes.
+
+A link limited to N downloads may send at most N copies' worth of its
+file's bytes, plus a resend allowance, however they are asked for (whole
+files, resumed ranges, several connections at once). Each response
+reserves the bytes of its range before it sends them (one conditional
+UPDATE of Share.bytes_left, sharing.models.downloads) and gives back what it
+did not send when the client hangs up early; a crash gives nothing back.
+
+The allowance pays for bytes sent twice: what sat in socket buffers when a
+connection broke counts as sent, and the client asks for it again when it
+resumes. A quarter of the file, at most RESEND_ALLOWANCE_CAP (the kernel's
+buffers on both ends of a connection hold a few MiB; docs/api.md has the
+measurement). It is always less than one copy, so it never adds a download.
+
+An empty file still costs one unit per response (COPY of 0 bytes is 1), so
+its limit counts responses.
+"""
+
+# The most a broken connection is assumed to have lost in flight.
+RESEND_ALLOWANCE_CAP = 32 * 1024 * 1024
+
+
+def copy_bytes(size: int) -> int:
+    """What one whole copy of a `size`-byte file costs the budget."""
+    return max(size, 1)
+
+
+def resend_allowance(size: int) -> int:
+    return min(size // 4, RESEND_ALLOWANCE_CAP)
+
+
+def byte_budget(max_downloads: int | None, size: int) -> int | None:
+    """The whole budget of a link limited to `max_downloads` (None: unlimited)."""
+    if max_downloads is None:
+        return None
+    return max_downloads * copy_bytes(size) + resend_allowance(size)
+
+
+def charge(first: int, end: int) -> int:
+    """What a response sending bytes [first, end) reserves (at least one unit)."""
+    return max(end - first, 1)
+
+
+def whole_copies(bytes_left: int | None, size: int) -> int | None:
+    """The whole copies `bytes_left` still holds (the downloads left)."""
+    if bytes_left is None:
+        return None
+    return bytes_left // copy_bytes(size)
+
+
+def bytes_used(*, max_downloads: int | None, bytes_left: int | None, download_count: int, size: int) -> int:
+    """What a link has used of any budget so far: for a limited link, its
+    budget less what is left; for one without a limit, a whole copy for every
+    download it counted (it never kept count of bytes)."""
+    if max_downloads is None or bytes_left is None:
+        return download_count * copy_bytes(size)
+    return byte_budget(max_downloads, size) - bytes_left
+
+
+def budget_left_after(new_limit: int | None, used: int, size: int) -> int | None:
+    """bytes_left for a new limit, given what was used; negative when the
+    link already sent more than the new limit allows."""
+    budget = byte_budget(new_limit, size)
+    return None if budget is None else budget - used
