@@ -168,10 +168,10 @@ class ShareAdmin(ShareHistoryMixin, admin.ModelAdmin):
 
     @admin.display(description="downloads", ordering="download_count")
     def downloads(self, share):
-        """The count, and the limit with what is left when there is one."""
+        """The downloads started, and the limit with the whole copies its byte budget still holds."""
         if share.max_downloads is None:
             return share.total_downloads
-        return f"{share.download_count} of {share.max_downloads} ({share.downloads_left} left)"
+        return f"{share.download_count} started; {share.downloads_left} of {share.max_downloads} left"
 
     @admin.display(description="downloads left")
     def downloads_left(self, share):

@@ -619,8 +619,8 @@ def test_admin_shows_limits_and_filters_shares_that_ended_by_their_limit(admin_c
     make_daemon_expired(stored)
 
     page = admin_client.get(SHARES).content.decode()
-    assert "1 of 5 (4 left)" in page
-    assert "1 of 1 (0 left)" in page
+    assert "1 started; 4 of 5 left" in page
+    assert "1 started; 0 of 1 left" in page
     by_limit = admin_client.get(SHARES, {"end_reason": "download_limit"})
     assert [s.pk for s in by_limit.context["cl"].result_list] == [used_up.pk]
     assert admin_client.get(SHARES, {"end_reason": "bogus"}).context["cl"].result_count == 0

@@ -17,6 +17,9 @@ An empty file still costs one unit per response (COPY of 0 bytes is 1), so
 its limit counts responses.
 """
 
+from django.db.models import F, Q, Value
+from django.db.models.functions import Greatest
+
 # The most a broken connection is assumed to have lost in flight.
 RESEND_ALLOWANCE_CAP = 32 * 1024 * 1024
 
@@ -47,6 +50,12 @@ def whole_copies(bytes_left: int | None, size: int) -> int | None:
     if bytes_left is None:
         return None
     return bytes_left // copy_bytes(size)
+
+
+def no_whole_copy_q() -> Q:
+    """whole_copies() == 0 as a Q over shares: a limited share whose budget
+    holds less than one copy of its file (for lists filtered by status)."""
+    return Q(bytes_left__lt=Greatest(F("file__size"), Value(1)))
 
 
 def bytes_used(*, max_downloads: int | None, bytes_left: int | None, download_count: int, size: int) -> int:

@@ -52,12 +52,15 @@ class ShareQuerySet(models.QuerySet):
         return self.filter(servable_q(now))
 
     def with_effective_status(self, status: str, now: datetime):
-        """Filter by the status a client sees: an active share past its
-        expiry is already expired, whether or not the daemon has got to it."""
+        """Filter by the status a client sees (Share.fate): an active share
+        past its expiry is already expired, whether or not the daemon has got
+        to it, and so is one whose byte budget holds no whole copy before its
+        last response has settled and recorded the end."""
+        used_up = budget.no_whole_copy_q()
         if status == Share.Status.ACTIVE:
-            return self.servable(now)
+            return self.servable(now).exclude(used_up)
         if status == Share.Status.EXPIRED:
-            return self.filter(Q(status=status) | due_q(now))
+            return self.filter(Q(status=status) | due_q(now) | (servable_q(now) & used_up))
         if status == Share.Status.UNSHARED:
             return self.filter(status=status)
         return self.none()
