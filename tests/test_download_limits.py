@@ -7,7 +7,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from sharing.models import Download, Share, byte_budget
+from sharing.models import Download, Share, byte_budget, reactivate
 from tests.helpers import in_threads
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -138,7 +138,7 @@ def test_a_client_that_read_a_little_does_not_cost_the_next_one_a_copy(alice, ma
     assert fresh(share).bytes_left == 1000
     assert share.reserve_bytes(first=0, end=4000) is None  # the bytes are held while it sends
     reservation.settle(600)  # the client hung up after 600 bytes
-    assert (fresh(share).bytes_left, share.downloads_left, share.responses_open) == (4400, 1, 0)
+    assert (fresh(share).bytes_left, share.downloads_left, share.bytes_reserved) == (4400, 1, 0)
     assert share.status == Share.Status.ACTIVE
     assert share.count_download()  # the next client gets its whole copy
     assert (fresh(share).status, share.download_count) == (Share.Status.EXPIRED, 2)
@@ -148,7 +148,7 @@ def test_a_crash_gives_nothing_back_and_the_link_reads_used_up(alice, make_file)
     share = limited(big_file(alice, make_file), 1)
     assert share.reserve_bytes(first=0, end=4000) is not None  # never settled: the process died
     share = fresh(share)
-    assert (share.status, share.bytes_left, share.responses_open) == (Share.Status.ACTIVE, 1000, 1)
+    assert (share.status, share.bytes_left, share.bytes_reserved) == (Share.Status.ACTIVE, 1000, 4000)
     assert share.fate().state == "download_limit"  # no whole copy left, though nothing recorded the end
     assert share.reserve_bytes(first=0, end=4000) is None
     assert share.reserve_bytes(first=3000, end=4000) is not None  # a resume the budget holds
@@ -159,7 +159,7 @@ def test_the_share_ends_when_its_last_sending_response_settles(alice, make_file)
     head = share.reserve_bytes(first=0, end=2000)
     tail = share.reserve_bytes(first=2000, end=4000)  # a parallel connection
     tail.settle(4000)
-    assert (fresh(share).status, share.responses_open) == (Share.Status.ACTIVE, 1)  # head still sends
+    assert (fresh(share).status, share.bytes_reserved) == (Share.Status.ACTIVE, 2000)  # head still sends
     head.settle(2000)
     assert (fresh(share).status, share.end_reason) == (Share.Status.EXPIRED, Share.EndReason.DOWNLOAD_LIMIT)
     assert share.ended_at is not None
@@ -172,6 +172,16 @@ def test_a_link_that_ended_by_its_limit_still_finishes_within_its_budget(alice, 
     assert share.reserve_bytes(first=3000, end=4000) is not None  # re-asks what sat in buffers
     assert share.reserve_bytes(first=3000, end=4000) is None  # 500 left: not that again
     assert fresh(share).download_count == 1
+
+
+def test_a_response_sending_across_a_reactivation_gives_back_into_the_new_budget(alice, make_file):
+    share = limited(big_file(alice, make_file), 1)
+    slow = share.reserve_bytes(first=0, end=4000)  # still sending...
+    share.unshare()
+    reactivate(share, timezone.now() + timedelta(hours=1), reset_downloads=True)
+    assert (fresh(share).bytes_left, share.bytes_reserved) == (5000 - 4000, 4000)  # ...so its hold stays
+    slow.settle(1000)
+    assert (fresh(share).bytes_left, share.bytes_reserved) == (4000, 0)  # never more than the budget
 
 
 def test_racing_ranges_never_take_more_than_the_budget(alice, make_file):

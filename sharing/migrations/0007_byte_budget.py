@@ -45,9 +45,12 @@ class Migration(migrations.Migration):
         ),
         migrations.AddField(
             model_name="share",
-            name="responses_open",
-            field=models.PositiveIntegerField(
-                db_default=0, default=0, editable=False, help_text="Responses of a limited link sending now."
+            name="bytes_reserved",
+            field=models.PositiveBigIntegerField(
+                db_default=0,
+                default=0,
+                editable=False,
+                help_text="Bytes reserved by responses of a limited link still sending (0: none is).",
             ),
         ),
         migrations.AlterField(

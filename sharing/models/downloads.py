@@ -96,15 +96,20 @@ class Reservation:
             return
         unsent = max(0, self.end - max(sent_until, self.first))
         try:
-            settle_locked(self.share_model, self.share_id, unsent, copy_bytes(self.size))
+            settle_locked(self.share_model, self.share_id, charge(self.first, self.end), unsent, copy_bytes(self.size))
         except DatabaseError:
             logger.warning("could not settle a response of share %s", self.share_id, exc_info=True)
 
 
-def settle_locked(share_model, share_id: int, unsent: int, copy: int) -> bool:
-    """Give `unsent` bytes back to the share's budget and close one response;
-    end the share (download_limit) when that leaves no response sending and
-    less than `copy` bytes. Return whether it ended the share."""
+def settle_locked(share_model, share_id: int, reserved: int, unsent: int, copy: int) -> bool:
+    """Close one response that had `reserved` bytes: give its `unsent` ones
+    back to the share's budget and release the rest of its hold; end the
+    share (download_limit) when that leaves no response sending (nothing
+    reserved) and less than `copy` bytes. Return whether it ended the share.
+
+    bytes_reserved keeps the holds of responses still sending, so a limit
+    change or a reactivation meanwhile keeps them counted, and what they give
+    back later lands in the budget they were taken from."""
     connection = connections[share_model.objects.db]
     table = connection.ops.quote_name(share_model._meta.db_table)
     with transaction.atomic(using=connection.alias):
@@ -113,13 +118,13 @@ def settle_locked(share_model, share_id: int, unsent: int, copy: int) -> bool:
         servable, rule_params = servable_sql(connection, now)
         with connection.cursor() as cursor:
             cursor.execute(
-                f"UPDATE {table} SET bytes_left = bytes_left + %s, responses_open = responses_open - 1 "
-                "WHERE id = %s AND responses_open > 0 AND bytes_left IS NOT NULL",
-                [unsent, share_id],
+                f"UPDATE {table} SET bytes_left = bytes_left + %s, bytes_reserved = bytes_reserved - %s "
+                "WHERE id = %s AND bytes_reserved >= %s",
+                [unsent, reserved, share_id, reserved],
             )
             cursor.execute(
                 f"UPDATE {table} SET status = %s, end_reason = %s, ended_at = %s "
-                f"WHERE id = %s AND {servable} AND responses_open = 0 AND bytes_left < %s",
+                f"WHERE id = %s AND {servable} AND bytes_reserved = 0 AND bytes_left < %s",
                 [Status.EXPIRED, EndReason.DOWNLOAD_LIMIT, stamp, share_id, *rule_params, copy],
             )
             ended = cursor.rowcount == 1
@@ -179,10 +184,10 @@ class DownloadCounting:
             with connection.cursor() as cursor:
                 cursor.execute(
                     f"UPDATE {table} SET download_count = download_count + %s, bytes_left = bytes_left - %s, "
-                    "responses_open = responses_open + CASE WHEN bytes_left IS NULL THEN 0 ELSE 1 END "
+                    "bytes_reserved = bytes_reserved + CASE WHEN bytes_left IS NULL THEN 0 ELSE %s END "
                     f"WHERE id = %s AND {sendable} AND (bytes_left IS NULL OR bytes_left >= %s) "
                     "RETURNING bytes_left",
-                    [1 if starts_copy else 0, cost, self.pk, *rule_params, cost],
+                    [1 if starts_copy else 0, cost, cost, self.pk, *rule_params, cost],
                 )
                 row = cursor.fetchone()
                 if row is None:

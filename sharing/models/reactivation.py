@@ -37,7 +37,16 @@ class ReactivationRefused(Exception):
         self.code = code
 
 
-_BEFORE = ("status", "end_reason", "expires_at", "download_count", "max_downloads", "bytes_left", "file_id")
+_BEFORE = (
+    "status",
+    "end_reason",
+    "expires_at",
+    "download_count",
+    "max_downloads",
+    "bytes_left",
+    "bytes_reserved",
+    "file_id",
+)
 
 
 def reactivate(share: Share, expires_at: datetime, *, reset_downloads: bool = False, max_downloads=KEEP) -> None:
@@ -65,11 +74,13 @@ def reactivate(share: Share, expires_at: datetime, *, reset_downloads: bool = Fa
         limit = before["max_downloads"] if before is not None else None
         if max_downloads is not KEEP:
             values["max_downloads"] = limit = max_downloads
-        values["responses_open"] = 0  # an ended share had none left to settle that may count
         size = share.file.size if share.file_id is not None else 0
         if reset_downloads:
             values["download_count"] = 0
-            values["bytes_left"] = budget.byte_budget(limit, size)
+            # Responses still sending keep their holds: what they give back
+            # at their close lands in this new budget.
+            full = budget.byte_budget(limit, size)
+            values["bytes_left"] = None if full is None else max(0, full - (before or {}).get("bytes_reserved", 0))
         elif before is not None:
             used = budget.bytes_used(
                 max_downloads=before["max_downloads"],

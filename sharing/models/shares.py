@@ -31,7 +31,7 @@ from sharing.signals import share_ended, share_schedule_changed
 # "Leave as it is" for optional arguments where None means something (no limit).
 KEEP = object()
 # What Share.change may change, and the count that decides whether a new limit ends the share.
-_CHANGEABLE = ("expires_at", "max_downloads", "password_hash", "download_count", "bytes_left", "responses_open")
+_CHANGEABLE = ("expires_at", "max_downloads", "password_hash", "download_count", "bytes_left", "bytes_reserved")
 
 # Far above any real use, and within the column on every database.
 MAX_DOWNLOADS_LIMIT = 1_000_000_000
@@ -96,8 +96,11 @@ class Share(DownloadCounting, models.Model):
     bytes_left = models.PositiveBigIntegerField(
         null=True, blank=True, editable=False, help_text="Bytes the download limit still allows; empty when unlimited."
     )
-    responses_open = models.PositiveIntegerField(
-        default=0, db_default=0, editable=False, help_text="Responses of a limited link sending now."
+    bytes_reserved = models.PositiveBigIntegerField(
+        default=0,
+        db_default=0,
+        editable=False,
+        help_text="Bytes reserved by responses of a limited link still sending (0: none is).",
     )
     # A Django password hash (never the password); "" when the link has none.
     password_hash = models.CharField(max_length=255, blank=True, default="", editable=False)
@@ -362,9 +365,8 @@ class Share(DownloadCounting, models.Model):
         values["max_downloads"] = max_downloads
         values["bytes_left"] = left
         if left is None:
-            values["responses_open"] = 0  # nothing to settle any more
             return False
-        ends = left < budget.copy_bytes(size) and before["responses_open"] == 0
+        ends = left < budget.copy_bytes(size) and before["bytes_reserved"] == 0
         if ends:
             values.update(status=self.Status.EXPIRED, end_reason=self.EndReason.DOWNLOAD_LIMIT, ended_at=now)
         return ends
