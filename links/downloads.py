@@ -21,6 +21,7 @@ from django.conf import settings
 from django.http import FileResponse, HttpResponse
 from django.utils.http import content_disposition_header
 
+from links.delivery import Delivery
 from links.guards import visitor
 from links.ranges import ByteRange, Unsatisfiable, requested_range
 from sharing.models import Share
@@ -76,6 +77,7 @@ def serve(request, share: Share) -> HttpResponse | None:
         handle = stored.content.storage.open(stored.content.name, "rb")
     except OSError:
         raise FileMissing from None
+    delivery = Delivery.of(request)  # before any byte of this response is written
     try:
         reservation = share.reserve_bytes(first=first, end=end, visitor=visitor(request))
     except BaseException:
@@ -85,7 +87,7 @@ def serve(request, share: Share) -> HttpResponse | None:
         handle.close()
         return None
 
-    body = RangeReader(handle, first, end, on_close=reservation.settle)
+    body = RangeReader(handle, first, end, on_close=reservation.settle, delivery=delivery)
     response = FileResponse(
         body,
         status=206 if byte_range else 200,
@@ -149,14 +151,18 @@ def _file_headers(response: HttpResponse, share: Share, byte_range: ByteRange | 
 
 
 class RangeReader:
-    """Read [first, end) of an open file; on close, report how far it got."""
+    """Read [first, end) of an open file; on close, report how far the client
+    can have got: the bytes read, or fewer when the connection broke and
+    `delivery` knows what it acknowledged (links.delivery)."""
 
-    def __init__(self, handle, first: int, end: int, *, on_close):
+    def __init__(self, handle, first: int, end: int, *, on_close, delivery: Delivery | None = None):
         handle.seek(first)
         self.handle = handle
         self.position = first
         self.end = end
+        self.first = first
         self.on_close = on_close
+        self.delivery = delivery
         self.closed = False
 
     def read(self, size: int = -1) -> bytes:
@@ -167,6 +173,12 @@ class RangeReader:
         self.position += len(data)
         return data
 
+    def sent_until(self) -> int:
+        if self.position >= self.end or self.delivery is None:
+            return self.position
+        received = self.delivery.received_at_most()
+        return self.position if received is None else min(self.position, self.first + received)
+
     def close(self) -> None:
         if self.closed:
             return
@@ -174,4 +186,4 @@ class RangeReader:
         try:
             self.handle.close()
         finally:
-            self.on_close(self.position)
+            self.on_close(self.sent_until())

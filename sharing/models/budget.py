@@ -7,11 +7,12 @@ reserves the bytes of its range before it sends them (one conditional
 UPDATE of Share.bytes_left, sharing.models.downloads) and gives back what it
 did not send when the client hangs up early; a crash gives nothing back.
 
-The allowance pays for bytes sent twice: what sat in socket buffers when a
-connection broke counts as sent, and the client asks for it again when it
-resumes. A quarter of the file, at most RESEND_ALLOWANCE_CAP (the kernel's
-buffers on both ends of a connection hold a few MiB; docs/api.md has the
-measurement). It is always less than one copy, so it never adds a download.
+The allowance pays for bytes sent twice: what the client's machine (or a
+proxy on the way) had taken when the connection broke counts as sent, and
+the client asks for it again when it resumes. What never left the server's
+own socket buffer is given back (links.delivery). A quarter of the file, at
+most RESEND_ALLOWANCE_CAP; always less than one copy, so it never adds a
+download.
 
 An empty file still costs one unit per response (COPY of 0 bytes is 1), so
 its limit counts responses.

@@ -1,0 +1,62 @@
+"""How many bytes of a response really reached the client, when a connection
+breaks.
+
+A response that broke off read more of the file than the client got: what
+sat in the server's socket buffer (up to the kernel's tcp_wmem, 4 MiB by
+default) never left the machine and is thrown away when the client resets
+the connection. Linux keeps count of the bytes the client's side
+acknowledged (tcp_info's tcpi_bytes_acked); once the connection is reset
+(TCP_CLOSE) nothing more can be delivered, so what was acknowledged since
+the response began is what the client can have received. Only then is it
+trusted: a connection still open may yet deliver what it holds, and counting
+all of it is the safe direction for a byte budget.
+
+The socket is gunicorn's (environ["gunicorn.socket"]); elsewhere (the
+development server, another platform) nothing is measured and the bytes
+read from the file count.
+"""
+
+import socket
+import struct
+
+# struct tcp_info (linux/tcp.h): tcpi_state is its first byte,
+# tcpi_bytes_acked the u64 at offset 120 (there since Linux 4.1).
+_STATE_OFFSET = 0
+_BYTES_ACKED_OFFSET = 120
+_TCP_INFO_BYTES = 128
+TCP_CLOSE = 7
+
+
+def _tcp_info(sock) -> tuple[int, int] | None:
+    """(state, bytes acknowledged) of `sock`, or None when it cannot tell."""
+    try:
+        raw = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, _TCP_INFO_BYTES)
+    except (AttributeError, OSError):
+        return None
+    if len(raw) < _TCP_INFO_BYTES:
+        return None  # a kernel older than the field
+    return raw[_STATE_OFFSET], struct.unpack_from("Q", raw, _BYTES_ACKED_OFFSET)[0]
+
+
+class Delivery:
+    """What a client's connection acknowledged since this response began."""
+
+    def __init__(self, sock):
+        self.sock = sock
+        start = _tcp_info(sock) if sock is not None else None
+        self.acked_at_start = None if start is None else start[1]
+
+    @classmethod
+    def of(cls, request) -> "Delivery":
+        return cls(request.META.get("gunicorn.socket"))
+
+    def received_at_most(self) -> int | None:
+        """Bytes the client can have received of this response (headers
+        included), if the connection was reset; None while it could still
+        deliver more, or when nothing can be measured."""
+        if self.acked_at_start is None:
+            return None
+        now = _tcp_info(self.sock)
+        if now is None or now[0] != TCP_CLOSE:
+            return None
+        return max(0, now[1] - self.acked_at_start)

@@ -1,0 +1,110 @@
+"""What a broken response really delivered (links.delivery), on real TCP
+connections over loopback: the server's socket buffer holds megabytes the
+client never got, and a reset connection gives them back to the budget."""
+
+import io
+import socket
+import struct
+import time
+
+import pytest
+
+from links.delivery import Delivery
+from links.downloads import RangeReader
+
+pytestmark = pytest.mark.skipif(not hasattr(socket, "TCP_INFO"), reason="tcp_info is Linux's")
+
+
+@pytest.fixture
+def connection():
+    """(server side, client side) of one loopback TCP connection."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    client = socket.create_connection(listener.getsockname())
+    server, _ = listener.accept()
+    listener.close()
+    yield server, client
+    server.close()
+    client.close()
+
+
+def fill(sock) -> int:
+    """Write until the kernel takes no more; return the bytes written."""
+    sock.setblocking(False)
+    written = 0
+    try:
+        while True:
+            written += sock.send(b"x" * 262144)
+    except BlockingIOError:
+        return written
+
+
+def read(sock, n: int) -> None:
+    got = 0
+    while got < n:
+        got += len(sock.recv(n - got))
+
+
+def reset(sock) -> None:
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    sock.close()
+
+
+def wait_for_reset(delivery: Delivery) -> int:
+    deadline = time.monotonic() + 5
+    while (received := delivery.received_at_most()) is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert received is not None, "the reset was never seen"
+    return received
+
+
+def test_a_reset_connection_tells_what_it_acknowledged(connection):
+    server, client = connection
+    server.sendall(b"an earlier response on the same connection")
+    read(client, 42)
+    delivery = Delivery(server)  # this response begins here
+    written = fill(server)
+    read(client, 65536)
+    assert delivery.received_at_most() is None  # still open: it may deliver more
+    reset(client)
+    received = wait_for_reset(delivery)
+    assert 65536 <= received < written
+    assert written - received > 1024 * 1024  # megabytes never left the server
+
+
+def test_a_broken_response_reports_what_was_delivered_not_what_was_read(connection):
+    server, client = connection
+    size = 64 * 1024 * 1024
+    reported = []
+    reader = RangeReader(io.BytesIO(bytes(size)), 0, size, on_close=reported.append, delivery=Delivery(server))
+    server.setblocking(False)
+    try:
+        while chunk := reader.read(262144):
+            view = memoryview(chunk)
+            while view:
+                view = view[server.send(view) :]
+    except BlockingIOError:
+        pass  # the client stopped reading
+    read(client, 65536)
+    reset(client)
+    wait_for_reset(reader.delivery)
+    reader.close()
+    assert 65536 <= reported[0] < reader.position
+
+
+def test_without_a_socket_the_bytes_read_count():
+    reported = []
+    reader = RangeReader(io.BytesIO(b"abcdef"), 1, 6, on_close=reported.append, delivery=Delivery(None))
+    assert reader.read(2) == b"bc"
+    reader.close()
+    assert reported == [3]
+
+
+def test_a_finished_response_counts_all_it_read(connection):
+    server, client = connection
+    reported = []
+    reader = RangeReader(io.BytesIO(b"abcdef"), 0, 6, on_close=reported.append, delivery=Delivery(server))
+    server.sendall(reader.read())
+    reset(client)
+    time.sleep(0.05)
+    reader.close()
+    assert reported == [6]  # complete: whatever the connection says afterwards
