@@ -17,14 +17,16 @@ The server side is cut before Chromium's on purpose: a server that has not
 yet noticed a dead connection still holds its whole range reserved, and a
 resume that came meanwhile would not fit in the budget.
 
-What the server had written into its socket buffers when the connection
-broke counts as sent, and Chromium asks for it again: the link's resend
-allowance (a quarter of the file, sharing.models.budget) must cover it. On
-loopback that is 3 to 4 MiB (the send buffer grows to tcp_wmem's maximum),
-so the file here is big enough for its quarter to hold that twice over. A
-4 MiB file cannot be resumed this way today: its allowance is 1 MiB, the
-resume is answered 410 and the recipient keeps half a file of a link that
-has ended; that case is kept as a strict xfail.
+The live server here is Django's own (wsgiref), which gives a view no socket
+to ask what the client acknowledged (links.delivery asks gunicorn's): what it
+had written into its socket buffer when the connection broke counts as sent,
+and Chromium asks for it again, so the link's resend allowance (a quarter of
+the file, sharing.models.budget) must cover it. On loopback that is 3 to 4
+MiB (the send buffer grows to tcp_wmem's maximum), so the file here is big
+enough for its quarter to hold that twice over. Under gunicorn those bytes
+are given back once the connection is reset (tests/test_links_delivery.py,
+tests/test_resume_tools.py); a 4 MiB file behind this server, whose
+allowance is 1 MiB, is kept as a strict xfail to show the difference.
 """
 
 from __future__ import annotations
@@ -238,8 +240,8 @@ def file_size() -> int:
             marks=pytest.mark.xfail(
                 strict=True,
                 raises=PlaywrightError,
-                reason="a 4 MiB file's resend allowance (1 MiB) is less than what the server's socket "
-                "buffer held at the cut (here all 2 MiB left): the resume gets 410 and Chromium gives up",
+                reason="the development server cannot say what a reset connection delivered: a 4 MiB file's "
+                "resend allowance (1 MiB) is less than its socket buffer held at the cut, so the resume gets 410",
             ),
         ),
     ],
