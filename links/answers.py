@@ -72,8 +72,8 @@ def budget_note(share: Share | None) -> str:
         return f"{used} of its {share.budget} bytes were sent; nothing more may be."
     return (
         f"{used} of its {share.budget} bytes were sent (its limit in copies of the file and a resend "
-        f"allowance). A download already started may be resumed (a Range request: curl -C -, wget -c, "
-        f"aria2c -c) while the {share.bytes_left} bytes left hold its rest."
+        f"allowance). A download already started may be resumed (a Range request: curl -C -, wget -c) "
+        f"while the {share.bytes_left} bytes left hold its rest."
     )
 
 
