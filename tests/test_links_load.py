@@ -15,12 +15,11 @@ from collections import Counter
 from datetime import timedelta
 
 import pytest
-from django.db import connection
 from django.urls import reverse
 from django.utils import timezone
 
 from sharing.models import Share
-from tests.helpers import free_port, report, start_web, stop, wait_for_port, wait_until
+from tests.helpers import free_port, report, start_web, stop, wait_for_port, wait_until, web_nodes
 
 pytestmark = [pytest.mark.fault, pytest.mark.django_db(transaction=True)]
 
@@ -32,21 +31,8 @@ LIMIT = 5
 def webs(tmp_path, settings):
     """The ports of the web servers: one with 4 workers on SQLite (one
     machine), two with 2 workers each on PostgreSQL (two nodes)."""
-    layout = [4] if connection.vendor == "sqlite" else [2, 2]
-    servers = []
-    try:
-        for n, workers in enumerate(layout):
-            port = free_port()
-            log = tmp_path / f"web{n}.log"
-            servers.append(
-                (port, start_web(port, log, workers=workers, threads=4, MEDIA_ROOT=str(settings.MEDIA_ROOT)))
-            )
-        for port, server in servers:
-            wait_for_port(port, 30, server)
-        yield [port for port, _ in servers]
-    finally:
-        for _, server in servers:
-            stop(server)
+    with web_nodes(tmp_path, str(settings.MEDIA_ROOT)) as ports:
+        yield ports
 
 
 @pytest.fixture

@@ -40,14 +40,13 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from django.db import connection
 from django.urls import reverse
 from django.utils import timezone
 
 from sharing.models import Share, ShareEvent
 from sharing.models.budget import byte_budget
 from tests.browser.helpers import is_true
-from tests.helpers import free_port, report, start_web, stop, wait_for_port, wait_until
+from tests.helpers import report, wait_until, web_nodes
 
 pytestmark = [pytest.mark.fault, pytest.mark.django_db(transaction=True)]
 
@@ -72,24 +71,9 @@ def data() -> bytes:
 
 @pytest.fixture
 def servers(tmp_path, settings):
-    """The ports of the web servers on the test's database: 4 workers x 4
-    threads on SQLite (one machine); on PostgreSQL two servers of 2 workers x
-    4 threads (two nodes; a resume goes to the other one)."""
-    layout = [4] if connection.vendor == "sqlite" else [2, 2]
-    started = []
-    try:
-        for n, workers in enumerate(layout):
-            port = free_port()
-            log = tmp_path / f"web{n}.log"
-            started.append(
-                (port, start_web(port, log, workers=workers, threads=4, MEDIA_ROOT=str(settings.MEDIA_ROOT)))
-            )
-        for port, server in started:
-            wait_for_port(port, 30, server)
-        yield [port for port, _ in started]
-    finally:
-        for _, server in started:
-            stop(server)
+    """The web servers' ports (a resume on PostgreSQL goes to the other node)."""
+    with web_nodes(tmp_path, str(settings.MEDIA_ROOT)) as ports:
+        yield ports
 
 
 def tool(name: str) -> str:
