@@ -5,19 +5,19 @@ from django.db import migrations, models
 
 
 def fill_budgets_and_kinds(apps, schema_editor):
-    """A limited share's byte budget: its limit in copies of its file, plus
-    the resend allowance, less a whole copy for every download it counted
-    (the copies it counted never exceeded its limit). The free resumes the
-    history recorded as downloads become `resumed` events."""
-    from sharing.models.budget import budget_left_after, bytes_used
-
+    """A limited share's byte budget as this migration defines it (written
+    out: a migration keeps its meaning when sharing.models.budget changes):
+    its limit in copies of its file (an empty file's copy costs 1), plus the
+    resend allowance (a quarter of the file, at most 32 MiB), less a whole
+    copy for every download it counted (never more than its limit). The free
+    resumes the history recorded as downloads become `resumed` events."""
     Share = apps.get_model("sharing", "Share")
     ShareEvent = apps.get_model("sharing", "ShareEvent")
     limited = Share.objects.filter(max_downloads__isnull=False).select_related("file")
     for share in limited.iterator(chunk_size=1000):
         size = share.file.size if share.file_id is not None else 0
-        used = bytes_used(max_downloads=None, bytes_left=None, download_count=share.download_count, size=size)
-        share.bytes_left = max(0, budget_left_after(share.max_downloads, used, size))
+        copy, allowance = max(size, 1), min(size // 4, 32 * 1024 * 1024)
+        share.bytes_left = max(0, (share.max_downloads - share.download_count) * copy + allowance)
         share.save(update_fields=["bytes_left"])
     ShareEvent.objects.filter(kind="downloaded", resumed=True).update(kind="resumed")
 
