@@ -11,11 +11,19 @@ the response began is what the client can have received. Only then is it
 trusted: a connection still open may yet deliver what it holds, and counting
 all of it is the safe direction for a byte budget.
 
+A connection whose client vanished without a reset (a network cut, a
+laptop closed) would keep its response's bytes reserved while the kernel
+retries, about 15 minutes; hold_to(seconds) sets TCP_USER_TIMEOUT so the
+kernel drops it once nothing has been acknowledged for that long (a client
+that stopped reading included), and the response settles with what was
+acknowledged.
+
 The socket is gunicorn's (environ["gunicorn.socket"]); elsewhere (the
 development server, another platform) nothing is measured and the bytes
 read from the file count.
 """
 
+import contextlib
 import socket
 import struct
 
@@ -49,6 +57,14 @@ class Delivery:
     @classmethod
     def of(cls, request) -> "Delivery":
         return cls(request.META.get("gunicorn.socket"))
+
+    def hold_to(self, seconds: int) -> None:
+        """Drop the connection once the client has acknowledged nothing for `seconds`."""
+        if self.acked_at_start is None or not hasattr(socket, "TCP_USER_TIMEOUT"):
+            return
+        # A connection already gone raises: its close settles it anyway.
+        with contextlib.suppress(OSError):
+            self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, seconds * 1000)
 
     def received_at_most(self) -> int | None:
         """Bytes the client can have received of this response (headers

@@ -87,6 +87,8 @@ def serve(request, share: Share) -> HttpResponse | None:
         handle.close()
         return None
 
+    if reservation.budgeted:
+        delivery.hold_to(settings.DOWNLOAD_STALL_TIMEOUT)
     body = RangeReader(handle, first, end, on_close=reservation.settle, delivery=delivery)
     response = FileResponse(
         body,

@@ -241,6 +241,11 @@ NUM_PROXIES = envint("NUM_PROXIES", 0, minimum=0)
 # Requests a minute one client address may make to public links (pages and
 # downloads); generous enough for a browser resuming a big download.
 LINK_RATE_LIMIT = envint("LINK_RATE_LIMIT", 600, minimum=1)
+# Seconds a limited link's response may go without the client acknowledging
+# a byte before its connection is dropped and its unsent bytes go back to the
+# link's budget (links.delivery): a cut the server never hears of would
+# otherwise hold them for the kernel's ~15 minutes of retries.
+DOWNLOAD_STALL_TIMEOUT = envint("DOWNLOAD_STALL_TIMEOUT", 60, minimum=1)
 # How much of a visitor's address a share's history keeps (downloads, wrong
 # passwords): "truncated" (IPv4 last octet zeroed, IPv6 first 48 bits kept),
 # "full", or "none".

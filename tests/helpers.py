@@ -170,17 +170,18 @@ def start_web(
 
 
 @contextlib.contextmanager
-def web_nodes(tmp_path: Path, media_root: str):
+def web_nodes(tmp_path: Path, media_root: str, **env: str):
     """Start the web servers of a multi-process test on its database and
     yield their ports: 4 workers x 4 threads on SQLite (one machine); on
-    PostgreSQL two servers of 2 workers x 4 threads (two nodes)."""
+    PostgreSQL two servers of 2 workers x 4 threads (two nodes). `env`: more
+    settings for them."""
     layout = [4] if connection.vendor == "sqlite" else [2, 2]
     started = []
     try:
         for n, workers in enumerate(layout):
             port = free_port()
             log = tmp_path / f"web{n}.log"
-            started.append((port, start_web(port, log, workers=workers, threads=4, MEDIA_ROOT=media_root)))
+            started.append((port, start_web(port, log, workers=workers, threads=4, MEDIA_ROOT=media_root, **env)))
         for port, server in started:
             wait_for_port(port, 30, server)
         yield [port for port, _ in started]

@@ -108,3 +108,25 @@ def test_a_finished_response_counts_all_it_read(connection):
     time.sleep(0.05)
     reader.close()
     assert reported == [6]  # complete: whatever the connection says afterwards
+
+
+def send_until_dropped(sock) -> tuple[int, OSError]:
+    """Write until the connection fails; return the bytes written and why."""
+    written = 0
+    try:
+        while True:
+            written += sock.send(b"x" * 65536)
+    except OSError as error:
+        return written, error
+
+
+def test_a_client_that_stops_acknowledging_is_dropped_after_the_hold(connection):
+    server, _ = connection  # the client never reads
+    delivery = Delivery(server)
+    delivery.hold_to(1)  # one second without an acknowledged byte
+    server.settimeout(30)  # a failure to drop it fails the test instead of hanging
+    written, error = send_until_dropped(server)
+    assert error.errno == 110  # ETIMEDOUT from the kernel, not the 30 s socket timeout
+    received = delivery.received_at_most()
+    assert received is not None  # dropped: nothing more can be delivered
+    assert received < written

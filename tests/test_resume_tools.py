@@ -405,6 +405,33 @@ def test_a_client_that_reads_64_kib_and_leaves_costs_little(servers, alice, make
     assert (share.status, share.end_reason) == (Share.Status.EXPIRED, Share.EndReason.DOWNLOAD_LIMIT)
 
 
+def test_a_client_that_stops_reading_does_not_hold_the_budget(tmp_path, settings, alice, make_file, data, capsys):
+    """A client takes 64 KiB of a limit-1 link's 50 MiB and then neither reads
+    nor closes (a cut the server never hears of, a paused download): after
+    DOWNLOAD_STALL_TIMEOUT its connection is dropped, the response settles
+    with what was acknowledged, and the next client gets the whole file while
+    the first socket is still open."""
+    share = limited_share(alice, make_file, data)
+    path = path_of(share)
+    with web_nodes(tmp_path, str(settings.MEDIA_ROOT), DOWNLOAD_STALL_TIMEOUT="2") as ports:
+        stalled = socket.socket()
+        stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 * 1024)  # a small window: it fills at once
+        stalled.connect(("127.0.0.1", ports[0]))
+        try:
+            stalled.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+            assert stalled.recv(64 * 1024).startswith(b"HTTP/1.1 200")
+            assert not Share.objects.filter(pk=share.pk, bytes_reserved=0).exists()  # its copy is held
+            share = settled(share)  # ...until the server gives up on it
+            cost = share.budget - share.bytes_left
+            assert cost < 4 * MiB  # what the stalled socket took, not the copy it asked for
+            status, _, whole = fetch(ports[-1], path)
+            assert status == 200
+            assert sha256(whole) == sha256(data)
+        finally:
+            stalled.close()
+    report(capsys, "a client stops reading after 64 KiB (stall timeout 2 s)", cost=cost, then=status)
+
+
 def test_concurrent_whole_and_ranged_gets_receive_no_more_than_the_budget(servers, alice, make_file, capsys):
     """50 whole GETs and 50 random ranges of a limit-1 link, released at once
     (across both nodes on PostgreSQL): whichever win, together they receive
