@@ -196,3 +196,23 @@ def test_downloads_are_sandboxed_whatever_their_type(alice, make_file):
     assert response["Content-Security-Policy"] == "sandbox"
     assert response["X-Content-Type-Options"] == "nosniff"
     assert response["Content-Disposition"].startswith("attachment")
+
+
+def test_overlapping_ranges_yield_no_more_than_one_copy_and_the_allowance(alice, make_file):
+    """Overlapping resumes with explicit ends, each re-asking what the one
+    before sent: a limit-1 link of 1 MiB sends at most 1 MiB and its 256 KiB
+    allowance, however the ranges overlap."""
+    data = bytes(range(256)) * 4096  # 1 MiB
+    share = share_of(make_file(alice, name="mib.bin", data=data), max_downloads=1)
+    sent, statuses = 0, []
+    for first, last in [(0, 262144), (1, 524288), (262145, 786432), (524289, 1048575), (786433, 1048575)]:
+        response = Client().get(url(share), HTTP_RANGE=f"bytes={first}-{last}")
+        statuses.append(response.status_code)
+        if response.status_code == 206:
+            got = body(response)
+            assert got == data[first : last + 1]
+            sent += len(got)
+    assert sent <= len(data) + len(data) // 4
+    # The third is one byte short of what is left; the fourth fits exactly.
+    assert statuses == [206, 206, 410, 206, 410]
+    assert (sent, left(share)) == (1310720, 0)
