@@ -45,6 +45,21 @@ def test_the_first_download_is_notified_once(shared_file, alice):
 
 
 @transactional
+def test_a_range_from_a_later_byte_is_no_first_download(shared_file):
+    """Only a response from byte 0 starts a download; a part of the file
+    fetched from further on neither counts one nor sends the notice."""
+    share = share_of(shared_file, notify_first_download=True)
+    response = Client().get(f"/s/{share.token}", HTTP_RANGE="bytes=5-")
+    assert response.status_code == 206
+    b"".join(response.streaming_content)
+    assert sent_mail() == []
+    share.refresh_from_db()
+    assert (share.total_downloads, share.first_download_notified_at) == (0, None)
+    assert Client().get(f"/s/{share.token}", HTTP_RANGE="bytes=0-4").status_code == 206
+    assert len(sent_mail()) == 1
+
+
+@transactional
 def test_no_notice_unless_asked(shared_file):
     share = share_of(shared_file)
     assert share.count_download()
@@ -61,7 +76,7 @@ def test_concurrent_first_downloads_send_one_notice(shared_file):
 
     assert in_threads(download, 8) == [True] * 8
     assert len(sent_mail()) == 1
-    assert Share.objects.get(pk=share.pk).download_count == 8
+    assert Share.objects.get(pk=share.pk).total_downloads == 8  # counted in the row or, once notified, pending
 
 
 @transactional
