@@ -16,14 +16,16 @@ bytes left, and the budget is kept in bytes.
 """
 
 import logging
+from http import HTTPStatus
 
 from django.conf import settings
 from django.http import FileResponse, HttpResponse
-from django.utils.http import content_disposition_header
 
 from links.delivery import Delivery
 from links.guards import visitor
+from links.preconditions import precondition_status
 from links.ranges import ByteRange, Unsatisfiable, requested_range
+from sharing.disposition import attachment
 from sharing.models import Share
 
 logger = logging.getLogger(__name__)
@@ -31,6 +33,7 @@ logger = logging.getLogger(__name__)
 # Read and write in 256 KiB pieces: 4 KiB (FileResponse's default) costs a
 # Python round trip per page of a 100 MB file.
 BLOCK_SIZE = 256 * 1024
+PLAIN = "text/plain; charset=utf-8"
 
 
 class FileMissing(Exception):
@@ -46,12 +49,18 @@ def serve(request, share: Share) -> HttpResponse | None:
     link may not send it (ended, unshared, or its budget does not hold the
     range; re-read the share to say which)."""
     stored = share.file
+    verdict = precondition_status(request.headers, etag_of(share))
+    if verdict is not None:
+        # Nothing of the file is sent: nothing is reserved or counted.
+        text = "" if verdict == HTTPStatus.NOT_MODIFIED else "The file's ETag does not match If-Match.\n"
+        return _common_headers(HttpResponse(text, status=verdict, content_type=PLAIN), share)
     try:
         byte_range = requested_range(
             request.headers.get("Range"), stored.size, if_range=request.headers.get("If-Range"), etag=etag_of(share)
         )
     except Unsatisfiable:
-        response = HttpResponse(status=416)
+        text = f"The range starts past the end of the file ({stored.size} bytes).\n"
+        response = HttpResponse(text, status=HTTPStatus.REQUESTED_RANGE_NOT_SATISFIABLE, content_type=PLAIN)
         response["Content-Range"] = f"bytes */{stored.size}"
         return _common_headers(response, share)
     first, end = (byte_range.first, byte_range.end) if byte_range else (0, stored.size)
@@ -60,7 +69,7 @@ def serve(request, share: Share) -> HttpResponse | None:
         if not stored.content.storage.exists(stored.content.name):
             raise FileMissing
         response = HttpResponse(status=206 if byte_range else 200, content_type=stored.content_type)
-        response["Content-Disposition"] = content_disposition_header(True, stored.name)
+        response["Content-Disposition"] = attachment(stored.name)
         return _file_headers(response, share, byte_range, end - first)
 
     # An ephemeral file may lose its bytes the moment its link ends: only a
@@ -98,6 +107,7 @@ def serve(request, share: Share) -> HttpResponse | None:
         content_type=stored.content_type,
     )
     response.block_size = BLOCK_SIZE
+    response["Content-Disposition"] = attachment(stored.name)
     return _file_headers(response, share, byte_range, end - first)
 
 
@@ -119,7 +129,7 @@ def offload(request, share: Share) -> HttpResponse | None:
         return None
     reservation.settle(reservation.end)
     response = HttpResponse(status=200, content_type=stored.content_type)
-    response["Content-Disposition"] = content_disposition_header(True, stored.name)
+    response["Content-Disposition"] = attachment(stored.name)
     if settings.DOWNLOAD_OFFLOAD == "x-accel-redirect":
         # nginx keeps Content-Type, Content-Disposition, Cache-Control and
         # Set-Cookie; its internal location adds back ETag, CSP and nosniff.

@@ -13,6 +13,7 @@ from django.db import DatabaseError
 from django.shortcuts import redirect, render
 from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_http_methods, require_safe
 
 from links import downloads
@@ -52,17 +53,21 @@ def guarded(view):
     return wrapped
 
 
+# csrf_exempt: the method is checked first (405 with Allow, not the CSRF
+# failure page); the password form's POST is CSRF-checked by itself.
+@csrf_exempt
 @require_http_methods(["GET", "HEAD", "POST"])
 @guarded
 def link(request, token: str):
     """The landing page for browsers, the file for everyone else."""
     if request.method == "POST":
-        return unlock(request, token)
+        return csrf_protect(unlock)(request, token)
     if wants_html(request):
         return landing(request, token)
     return send(request, token)
 
 
+@csrf_exempt  # nothing but GET and HEAD get past require_safe
 @require_safe
 @guarded
 def download(request, token: str):

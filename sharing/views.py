@@ -20,6 +20,7 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
 from ratelimit.logins import LoginRefused, attempt_succeeded, begin_attempt
+from sharing.disposition import attachment
 from sharing.exceptions import Conflict, Gone
 from sharing.filters import ShareFilterBackend
 from sharing.models import ReactivationRefused, Share, StoredFile, delete_file, reactivate
@@ -165,6 +166,7 @@ class FileViewSet(
         except OSError:
             raise Gone("The file's content is missing from storage.") from None
         response = FileResponse(handle, as_attachment=True, filename=stored.name, content_type=stored.content_type)
+        response["Content-Disposition"] = attachment(stored.name)
         # The bytes are the uploader's: never run them as a page of this origin.
         response["Content-Security-Policy"] = "sandbox"
         return response

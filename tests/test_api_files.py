@@ -196,7 +196,9 @@ def test_owner_download_of_a_non_ascii_name_uses_rfc6266(alice_client, alice, ma
     response = alice_client.get(f"/api/files/{stored.pk}/content/")
 
     assert response.status_code == 200
-    assert response["Content-Disposition"] == "attachment; filename*=utf-8''r%C3%A9sum%C3%A9%20%E2%82%AC.txt"
+    assert response["Content-Disposition"] == (
+        "attachment; filename=\"resume _.txt\"; filename*=utf-8''r%C3%A9sum%C3%A9%20%E2%82%AC.txt"
+    )
 
 
 def test_owner_download_ignores_the_accept_header(alice_client, alice, make_file):

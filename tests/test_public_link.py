@@ -76,7 +76,9 @@ def test_non_ascii_name_uses_rfc6266_filename_star(client, alice, make_file):
     response = client.get(link(share))
 
     assert response.status_code == 200
-    assert response["Content-Disposition"] == "attachment; filename*=utf-8''na%C3%AFve%20plan%20%F0%9F%98%80.pdf"
+    assert response["Content-Disposition"] == (
+        "attachment; filename=\"naive plan _.pdf\"; filename*=utf-8''na%C3%AFve%20plan%20%F0%9F%98%80.pdf"
+    )
     assert response["Content-Type"] == "application/pdf"
     assert response["Content-Length"] == "4"
 
