@@ -1,8 +1,9 @@
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from ratelimit.logins import throttled_admin_login
+from sharing.api_not_found import api_not_found
 from sharing.urls import api_urlpatterns
 from sharing.views import TokenView
 from webhooks.urls import api_urlpatterns as webhook_urlpatterns
@@ -16,6 +17,8 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("api/", include(api_urlpatterns)),
     path("api/", include(webhook_urlpatterns)),
+    # Last under /api/: anything the API does not name is a JSON 404.
+    re_path(r"^api(?:/(?P<rest>.*))?$", api_not_found, name="api-not-found"),
     path("", include("links.urls")),
     path("", include("web.urls")),
 ]
