@@ -5,11 +5,12 @@ share may live, when it stops being servable) are the models'.
 """
 
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import connections, router
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -107,6 +108,25 @@ class SecondsField(serializers.Field):
         return value
 
 
+class OffsetDateTimeField(serializers.DateTimeField):
+    """An ISO 8601 date and time with its offset: without one, the moment it
+    names depends on a zone the client never said, so it is refused."""
+
+    default_error_messages = {
+        "no_offset": "Give the time zone: an offset such as +02:00, or Z for UTC (e.g. 2026-12-01T09:00:00Z).",
+    }
+
+    def to_internal_value(self, value):
+        if isinstance(value, str):
+            try:
+                parsed = parse_datetime(value.strip())
+            except ValueError:  # well formed but no such date (month 13): the field's own message
+                parsed = None
+            if parsed is not None and parsed.tzinfo is None:
+                self.fail("no_offset")
+        return super().to_internal_value(value)
+
+
 class ExpiryInputSerializer(serializers.Serializer):
     """expires_in or expires_at, turned into a deadline by the sharing policy."""
 
@@ -115,11 +135,10 @@ class ExpiryInputSerializer(serializers.Serializer):
         write_only=True,
         help_text="Lifetime in seconds from now (a positive integer). Give this or expires_at, not both.",
     )
-    expires_at = serializers.DateTimeField(
+    expires_at = OffsetDateTimeField(
         required=False,
         write_only=True,
-        default_timezone=UTC,
-        help_text="Deadline in ISO 8601; a time without an offset is read as UTC. Give this or expires_in.",
+        help_text="Deadline in ISO 8601 with its offset (Z for UTC); one without is refused. Give this or expires_in.",
     )
 
     def get_fields(self):

@@ -93,7 +93,6 @@ def test_expires_in_may_be_a_string_of_digits(alice_client, alice_file, clock):
         ("2030-01-01T15:30:00+02:00", "2030-01-01T13:30:00Z"),
         ("2030-01-01T13:30:00Z", "2030-01-01T13:30:00Z"),
         ("2030-01-01T13:30:00.250Z", "2030-01-01T13:30:00.250000Z"),
-        ("2030-01-01T13:30:00", "2030-01-01T13:30:00Z"),  # no offset: UTC
     ],
 )
 def test_create_with_expires_at(alice_client, alice_file, clock, given, stored):
@@ -103,10 +102,21 @@ def test_create_with_expires_at(alice_client, alice_file, clock, given, stored):
     assert response.json()["expires_at"] == stored
 
 
-def test_time_without_offset_is_utc_whatever_time_zone(alice_client, alice_file, clock, settings):
+@pytest.mark.parametrize("given", ["2030-01-01T13:30:00", "2030-01-01 13:30", "2030-01-01T13:30:00.5"])
+def test_a_time_without_its_offset_is_refused_with_a_message(alice_client, alice_file, clock, given):
+    response = create(alice_client, file=alice_file.pk, expires_at=given)
+
+    assert response.status_code == 400
+    assert response.json() == {
+        "expires_at": ["Give the time zone: an offset such as +02:00, or Z for UTC (e.g. 2026-12-01T09:00:00Z)."]
+    }
+    assert not Share.objects.exists()
+
+
+def test_z_is_utc_whatever_the_servers_time_zone(alice_client, alice_file, clock, settings):
     settings.TIME_ZONE = "America/New_York"
 
-    response = create(alice_client, file=alice_file.pk, expires_at="2030-01-01T13:30:00")
+    response = create(alice_client, file=alice_file.pk, expires_at="2030-01-01T13:30:00Z")
 
     assert response.status_code == 201
     assert Share.objects.get().expires_at == datetime(2030, 1, 1, 13, 30, tzinfo=UTC)
@@ -382,7 +392,7 @@ def test_renew_with_expires_in_counts_from_now(alice_client, alice_file, clock):
 def test_shorten_with_expires_at(alice_client, alice_file, clock):
     share = make_share(alice_file, timedelta(days=3))
 
-    response = patch(alice_client, share, expires_at="2030-01-01T12:05:00")
+    response = patch(alice_client, share, expires_at="2030-01-01T12:05:00Z")
 
     assert response.status_code == 200
     assert response.json()["expires_at"] == "2030-01-01T12:05:00Z"
