@@ -54,7 +54,7 @@ def test_anonymous_is_refused(anon_client):
     ("body", "field", "words"),
     [
         ({"events": []}, "events", "empty"),
-        ({"events": ["exploded"]}, "events", "not a valid choice"),
+        ({"events": ["exploded"]}, "events", "Unknown event kinds: 'exploded'"),
         ({"events": "expired"}, "events", "list"),
         ({"url": "ftp://example.com/x"}, "url", "http"),
         ({"url": "not a url"}, "url", "valid URL"),
@@ -66,6 +66,9 @@ def test_bad_input_is_a_400_naming_the_field(alice_client, body, field, words):
     assert response.status_code == 400
     assert field in response.json()
     assert words.lower() in str(response.json()[field]).lower()
+    # The API's error shape: a list of messages per field, never a dict by position.
+    assert isinstance(response.json()[field], list)
+    assert all(isinstance(message, str) for message in response.json()[field])
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,16 @@ class EventKindsField(serializers.ListField):
     child = serializers.ChoiceField(choices=valid_event_kinds())
 
     def to_internal_value(self, data):
+        # One message naming the unknown kinds: ListField's own error is a
+        # dict keyed by position ({"0": [...]}), a shape the API's error
+        # schema (a list of messages per field) does not have.
+        if isinstance(data, list):
+            unknown = [kind for kind in data if not isinstance(kind, str) or kind not in valid_event_kinds()]
+            if unknown:
+                raise serializers.ValidationError(
+                    f"Unknown event kinds: {', '.join(map(repr, unknown))}. "
+                    f"Known kinds: {', '.join(valid_event_kinds())}."
+                )
         kinds = super().to_internal_value(data)
         # Kept in the order of ShareEvent.Kind, each once.
         return [kind for kind in valid_event_kinds() if kind in kinds]
