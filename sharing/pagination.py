@@ -1,4 +1,5 @@
 from django.core.paginator import EmptyPage, PageNotAnInteger, Paginator
+from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import PageNumberPagination
 
 # Past this row offset the page is surely empty; the COUNT(*) says so, rather
@@ -45,10 +46,25 @@ class StandardPagination(PageNumberPagination):
     page_size_query_param = "page_size"
     max_page_size = 500
 
+    def get_page_size(self, request):
+        """The asked page size, or a 400 when it is not what the schema says
+        (a whole number from 1 to max_page_size): never silently another."""
+        raw = request.query_params.get(self.page_size_query_param)
+        if raw is None:
+            return self.page_size
+        if not (raw.isascii() and raw.isdigit() and 1 <= int(raw) <= self.max_page_size):
+            raise ValidationError(
+                {self.page_size_query_param: [f"Give a whole number from 1 to {self.max_page_size}, not {raw!r}."]}
+            )
+        return int(raw)
+
     def get_schema_operation_parameters(self, view):
         parameters = super().get_schema_operation_parameters(view)
         for parameter in parameters:
             if parameter["name"] == self.page_size_query_param:
                 parameter["schema"] |= {"minimum": 1, "maximum": self.max_page_size}
                 parameter["description"] = f"Results per page (at most {self.max_page_size}; default {self.page_size})."
+            if parameter["name"] == self.page_query_param:
+                parameter["schema"] |= {"minimum": 1}
+                parameter["description"] = "A page number from 1; a page past the last is a 404."
         return parameters

@@ -1,7 +1,8 @@
 """What the OpenAPI schema says beyond what drf-spectacular infers, so that a
 generated client works unedited: every secured operation can answer 401 and
 403, and every error answer has a body schema ({"detail": ...}, or a 400's
-{"field": ["message", ...]})."""
+{"field": ["message", ...]}). A paginated list declares the 404 of a page
+that does not exist and the 400 of a page size out of bounds."""
 
 ERROR = {
     "type": "object",
@@ -14,6 +15,10 @@ VALIDATION_ERROR = {
     "additionalProperties": {
         "oneOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}],
     },
+}
+PAGE_ANSWERS = {
+    "400": "A page_size that is not a whole number from 1 to the maximum.",
+    "404": "A page that does not exist: below 1, or past the last.",
 }
 SECURED_ANSWERS = {
     "401": "No credentials, or a token or session that is not valid.",
@@ -31,6 +36,9 @@ def add_error_answers(result, generator, request, public):
             responses = operation.setdefault("responses", {})
             if operation.get("security") != [] and any(operation.get("security", [{}])):
                 for status, description in SECURED_ANSWERS.items():
+                    responses.setdefault(status, {"description": description})
+            if any(parameter.get("name") == "page" for parameter in operation.get("parameters", [])):
+                for status, description in PAGE_ANSWERS.items():
                     responses.setdefault(status, {"description": description})
             for status, response in responses.items():
                 if status.startswith("4") and "content" not in response:

@@ -60,3 +60,24 @@ def test_only_a_full_page_is_counted(alice_client, shared_file):
     assert count_queries(alice_client, page_size=5, page=2) == (12, 1)  # more may follow
     assert count_queries(alice_client, page_size=12) == (12, 1)
     assert count_queries(alice_client, page_size=5, page="last") == (12, 1)
+
+
+@pytest.mark.parametrize("size", ["0", "501", "-1", "abc", "1.5", "", "\u0663"])
+def test_a_page_size_outside_what_the_schema_says_is_a_400(alice_client, size):
+    response = alice_client.get("/api/shares/", {"page_size": size})
+    assert response.status_code == 400
+    assert response.json() == {"page_size": [f"Give a whole number from 1 to 500, not {size!r}."]}
+
+
+@pytest.mark.parametrize("size", ["1", "500"])
+def test_the_bounds_themselves_are_accepted(alice_client, size):
+    assert alice_client.get("/api/shares/", {"page_size": size}).status_code == 200
+
+
+def test_the_schema_declares_the_page_bounds_and_their_answers(alice_client):
+    schema = alice_client.get("/api/schema/", HTTP_ACCEPT="application/json").json()
+    for path in ("/api/shares/", "/api/files/", "/api/webhooks/", "/api/shares/{id}/events/"):
+        operation = schema["paths"][path]["get"]
+        page = {p["name"]: p for p in operation["parameters"]}["page"]
+        assert page["schema"]["minimum"] == 1, path
+        assert {"400", "404"} <= set(operation["responses"]), path
