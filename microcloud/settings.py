@@ -211,6 +211,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "sharing.schema.add_error_answers",
+        "sharing.schema.declare_input_rules",
     ],
 }
 

@@ -20,7 +20,7 @@ class ShareFilterBackend(BaseFilterBackend):
             queryset = queryset.with_effective_status(status, view.now)
         file_id = request.query_params.get("file")
         if file_id is not None:
-            if not file_id.isascii() or not file_id.isdigit():
+            if not (file_id.isascii() and file_id.isdigit() and int(file_id) >= 1):
                 raise ValidationError({"file": ["file must be a file id (a positive integer)."]})
             # An id past the largest the database can hold matches no file (and
             # would overflow the query parameter rather than just find nothing).
@@ -42,6 +42,6 @@ class ShareFilterBackend(BaseFilterBackend):
                 "in": "query",
                 "required": False,
                 "description": "Only shares of this file id.",
-                "schema": {"type": "integer"},
+                "schema": {"type": "integer", "minimum": 1},
             },
         ]

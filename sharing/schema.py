@@ -45,3 +45,21 @@ def add_error_answers(result, generator, request, public):
                     name = "ValidationError" if status == "400" else "Error"
                     response["content"] = {"application/json": {"schema": {"$ref": f"#/components/schemas/{name}"}}}
     return result
+
+
+# Input rules the serializers enforce in validate(), which drf-spectacular
+# cannot see: a PATCH must change something, and a deadline is given once.
+ONE_DEADLINE = {"not": {"required": ["expires_in", "expires_at"]}}
+CHANGES_SOMETHING = ("PatchedShareUpdateRequest", "PatchedWebhookEndpointUpdateRequest")
+
+
+def declare_input_rules(result, generator, request, public):
+    """drf-spectacular postprocessing hook (SPECTACULAR_SETTINGS)."""
+    schemas = result.get("components", {}).get("schemas", {})
+    for name, schema in schemas.items():
+        properties = schema.get("properties", {})
+        if "expires_in" in properties and "expires_at" in properties:
+            schema |= ONE_DEADLINE
+        if name in CHANGES_SOMETHING:
+            schema["minProperties"] = 1
+    return result

@@ -87,3 +87,21 @@ def test_bounds_the_server_enforces_are_declared(schema):
 def test_the_download_declares_any_type(schema):
     content = schema["paths"]["/api/files/{id}/content/"]["get"]["responses"]["200"]["content"]
     assert set(content) == {"*/*", "application/octet-stream"}
+
+
+def test_the_schema_declares_the_rules_the_serializers_enforce(alice_client):
+    schema = alice_client.get("/api/schema/", HTTP_ACCEPT="application/json").json()
+    schemas = schema["components"]["schemas"]
+    for name in ("ShareCreateRequest", "PatchedShareUpdateRequest", "ShareReactivateRequest"):
+        assert schemas[name]["not"] == {"required": ["expires_in", "expires_at"]}, name
+    for name in ("PatchedShareUpdateRequest", "PatchedWebhookEndpointUpdateRequest"):
+        assert schemas[name]["minProperties"] == 1, name
+    file_filter = {p["name"]: p for p in schema["paths"]["/api/shares/"]["get"]["parameters"]}["file"]
+    assert file_filter["schema"]["minimum"] == 1
+
+
+@pytest.mark.parametrize("given", ["0", "-1", "x"])
+def test_a_file_filter_below_1_is_a_400_as_the_schema_says(alice_client, given):
+    response = alice_client.get("/api/shares/", {"file": given})
+    assert response.status_code == 400
+    assert response.json() == {"file": ["file must be a file id (a positive integer)."]}
