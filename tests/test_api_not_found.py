@@ -2,6 +2,7 @@
 shape; a POST that only lacks its trailing slash is not redirected into a GET."""
 
 import pytest
+from django.test import Client
 
 pytestmark = pytest.mark.django_db
 
@@ -26,3 +27,11 @@ def test_a_get_without_the_trailing_slash_is_still_redirected(alice_client):
     response = alice_client.get("/api/shares", {"status": "active"})
     assert response.status_code == 301
     assert response["Location"] == "/api/shares/?status=active"
+
+
+def test_an_unknown_api_url_is_json_even_for_a_session_without_its_csrf_token(alice):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(alice)
+    response = client.delete("/api/webhooks/0.5/")
+    assert response.status_code == 404
+    assert response["Content-Type"] == "application/json"
