@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from sharing.models import Share
 from webhooks.models import WebhookDelivery, WebhookEndpoint
+from webhooks.targets import is_public
 
 pytestmark = pytest.mark.django_db
 
@@ -85,6 +86,11 @@ def test_bad_input_is_a_400_naming_the_field(alice_client, body, field, words):
         "http://0.0.0.0/hook",
         "http://[::ffff:127.0.0.1]/hook",
         "http://[fd00::1]/hook",
+        # IPv4 inside IPv6 (compatible, translated, NAT64, 6to4): ipaddress calls these global.
+        "http://[::7f00:1]/hook",
+        "http://[::ffff:0:127.0.0.1]/hook",
+        "http://[64:ff9b::a9fe:a9fe]/hook",
+        "http://[2002:7f00:1::]/hook",
     ],
 )
 def test_private_targets_are_refused_unless_allowed(alice_client, settings, url):
@@ -158,3 +164,8 @@ def test_admin_lists_and_retry_now(client, admin_user, alice, shared_file):
     delivery.refresh_from_db()
     assert delivery.next_attempt_at <= timezone.now()
     assert delivery.claimed_until is None
+
+
+@pytest.mark.parametrize("address", ["2606:4700::1111", "::ffff:8.8.8.8", "8.8.8.8"])
+def test_public_addresses_stay_allowed(address):
+    assert is_public(address)

@@ -30,10 +30,22 @@ class Target:
     address: str  # the checked IP address to connect to
 
 
+# IPv6 prefixes that carry an IPv4 address inside (IPv4-compatible,
+# IPv4-translated, NAT64 well-known and local-use, 6to4, Teredo): a router or
+# translator on the way may deliver them to that IPv4 address, which can be
+# private while ipaddress calls the IPv6 one global. Refused outright.
+EMBEDS_IPV4 = tuple(
+    ipaddress.ip_network(prefix)
+    for prefix in ("::/96", "::ffff:0:0:0/96", "64:ff9b::/96", "64:ff9b:1::/48", "2002::/16", "2001::/32")
+)
+
+
 def is_public(address: str) -> bool:
     ip = ipaddress.ip_address(address.split("%", 1)[0])  # drop an IPv6 zone
     if ip.version == 6 and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
+    if ip.version == 6 and any(ip in prefix for prefix in EMBEDS_IPV4):
+        return False
     return ip.is_global and not ip.is_multicast
 
 
