@@ -17,6 +17,13 @@ from webhooks.worker import DeliveryWorker, backoff
 pytestmark = pytest.mark.django_db
 
 
+class NoJitter:
+    """An rng whose jitter is none: the back-off exactly."""
+
+    def random(self) -> float:
+        return 0.0
+
+
 class Clock:
     def __init__(self):
         self.now = timezone.now() + timedelta(seconds=1)
@@ -73,7 +80,7 @@ def test_a_receiver_failing_three_times_gets_the_event_on_the_fourth_same_id_val
     endpoint = hook(alice, receiver)
     share = new_share(shared_file)
     delivery = WebhookDelivery.objects.get()
-    worker = DeliveryWorker(clock=clock)
+    worker = DeliveryWorker(clock=clock, rng=NoJitter())
     for attempt in range(1, 4):
         assert worker.run_once()
         delivery.refresh_from_db()
@@ -206,3 +213,55 @@ def test_a_private_target_is_refused_again_at_send_time(alice, shared_file, rece
     assert "127.0.0.1" in delivery.last_error
     assert "public addresses" in delivery.last_error
     assert receiver.received == []
+
+
+def test_retries_are_jittered_up_to_a_quarter_more(alice, shared_file, receiver, clock):
+    """Endpoints that failed together do not all come back in the same second."""
+    receiver.answer = lambda n: 503
+    hook(alice, receiver)
+    for _ in range(8):
+        new_share(shared_file)
+    worker = DeliveryWorker(clock=clock)
+    while worker.run_once():
+        pass
+    waits = {(d.next_attempt_at - clock.now).total_seconds() for d in WebhookDelivery.objects.all()}
+    assert len(waits) > 1  # not all the same
+    assert all(10 <= wait <= 12.5 for wait in waits)
+
+
+@pytest.mark.parametrize(("retry_after", "wait"), [("120", 120), ("3", 10), ("99999", 600), ("soon", 10)])
+def test_retry_after_is_honoured_within_bounds(alice, shared_file, receiver, clock, retry_after, wait):
+    """Longer than the back-off: waited; shorter: the back-off; past the
+    maximum: the maximum; not understood: ignored."""
+    receiver.answer = lambda n: 503
+    receiver.extra_headers = lambda n: {"Retry-After": retry_after}
+    hook(alice, receiver)
+    new_share(shared_file)
+    assert DeliveryWorker(clock=clock, rng=NoJitter()).run_once()
+    delivery = WebhookDelivery.objects.get()
+    assert delivery.next_attempt_at == clock.now + timedelta(seconds=wait)
+
+
+def test_retry_after_as_an_http_date(alice, shared_file, receiver, clock):
+    receiver.answer = lambda n: 429
+    when = clock.now + timedelta(seconds=300)
+    receiver.extra_headers = lambda n: {"Retry-After": when.strftime("%a, %d %b %Y %H:%M:%S GMT")}
+    hook(alice, receiver)
+    new_share(shared_file)
+    assert DeliveryWorker(clock=clock, rng=NoJitter()).run_once()
+    wait = (WebhookDelivery.objects.get().next_attempt_at - clock.now).total_seconds()
+    assert 299 <= wait <= 300  # the date has whole seconds
+
+
+def test_a_410_disables_the_endpoint_at_once(alice, shared_file, receiver, clock):
+    receiver.answer = lambda n: 410
+    endpoint = hook(alice, receiver)
+    new_share(shared_file)
+    worker = DeliveryWorker(clock=clock)
+    assert worker.run_once()
+    endpoint.refresh_from_db()
+    assert (endpoint.state, endpoint.failing_since) == (WebhookEndpoint.State.FAILING, clock.now)
+    new_share(shared_file)
+    clock.advance(3600)
+    assert not worker.run_once()  # nothing goes to a disabled endpoint
+    assert len(receiver.received) == 1

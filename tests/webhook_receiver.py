@@ -24,6 +24,7 @@ class Receiver:
     while set... cleared, makes requests wait (a receiver slow to answer)."""
 
     answer: object = lambda n: 204
+    extra_headers: object = lambda n: {}  # more headers of the n-th answer (e.g. Retry-After)
     received: list[Received] = field(default_factory=list)
     release: threading.Event = field(default_factory=threading.Event)
     holding: threading.Event = field(default_factory=threading.Event)
@@ -43,6 +44,8 @@ class Receiver:
                     receiver.release.wait(30)
                 status = receiver.answer(count)
                 self.send_response(status)
+                for name, value in receiver.extra_headers(count).items():
+                    self.send_header(name, value)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 

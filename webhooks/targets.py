@@ -7,10 +7,13 @@ that was checked (PinnedHTTPConnection), so a DNS answer that changes between
 the check and the connection (rebinding) cannot slip a private target in.
 """
 
+import contextlib
 import http.client
 import ipaddress
 import socket
 import ssl
+import threading
+import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -109,15 +112,49 @@ class PinnedHTTPSConnection(http.client.HTTPSConnection):
         self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
 
 
-def post(target: Target, body: bytes, headers: dict[str, str], timeout: float) -> int:
-    """POST `body` to `target`; return the HTTP status (no redirects followed).
-    Raises OSError / http.client.HTTPException on a network failure or timeout."""
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    retry_after: str | None  # the Retry-After header, as sent
+
+
+class DeadlinePassed(TimeoutError):
+    """The whole exchange took longer than its deadline."""
+
+
+def _cut(connection: http.client.HTTPConnection) -> None:
+    """Wake a send or read blocked on the connection (the watchdog's end)."""
+    sock = connection.sock
+    if sock is not None:
+        with contextlib.suppress(OSError):  # already closed
+            sock.shutdown(socket.SHUT_RDWR)
+
+
+def post(target: Target, body: bytes, headers: dict[str, str], timeout: float) -> Answer:
+    """POST `body` to `target`; return its answer (no redirects followed).
+
+    `timeout` bounds the whole exchange, not each socket operation: a
+    receiver that drips a byte a second would otherwise keep the sender for
+    as long as it likes. A watchdog cuts the connection at the deadline.
+    Raises OSError / http.client.HTTPException on a network failure or when
+    the deadline passes (DeadlinePassed)."""
+    deadline = time.monotonic() + timeout
     kind = PinnedHTTPSConnection if target.scheme == "https" else PinnedHTTPConnection
     connection = kind(target.host, target.port, target.address, timeout=timeout)
+    watchdog = threading.Timer(timeout, _cut, args=(connection,))
+    watchdog.daemon = True
+    watchdog.start()
     try:
         connection.request("POST", target.path, body=body, headers=headers)
         response = connection.getresponse()
         response.read(64 * 1024)  # a little of the answer, never all of an endless one
-        return response.status
+        if time.monotonic() >= deadline:
+            raise DeadlinePassed(f"timed out: no whole answer within {timeout:g} s")
+        return Answer(response.status, response.getheader("Retry-After"))
+    except (OSError, http.client.HTTPException):
+        if time.monotonic() >= deadline:  # what the watchdog's cut left half read
+            raise DeadlinePassed(f"timed out: no whole answer within {timeout:g} s") from None
+        raise
     finally:
+        watchdog.cancel()
         connection.close()

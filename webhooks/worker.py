@@ -11,16 +11,22 @@ Order per share: a row is claimable only when no older undelivered row of the
 same (endpoint, share) exists, so a share's events reach an endpoint in the
 order they happened, each retried until it succeeds before the next is sent.
 
-A failed attempt (no 2xx, a network error, a timeout, a refused target) is
-retried after WEBHOOK_RETRY_BASE * 2^(attempts-1) seconds, capped at
-WEBHOOK_RETRY_MAX; one still failing WEBHOOK_RETRY_WINDOW after its first
-failure marks its endpoint failing, and nothing more is sent to it until the
-owner re-enables it.
+A failed attempt (no 2xx, a network error, no whole answer within
+WEBHOOK_TIMEOUT, a refused target) is retried after WEBHOOK_RETRY_BASE *
+2^(attempts-1) seconds, capped at WEBHOOK_RETRY_MAX, and up to a quarter
+more at random (endpoints that failed together do not retry in lockstep),
+or after the receiver's Retry-After when that is longer (capped the same).
+One still failing WEBHOOK_RETRY_WINDOW after its first failure marks its
+endpoint failing, and so does a 410 Gone at once (the receiver says it is
+gone for good); nothing more is sent to a failing endpoint until the owner
+re-enables it.
 """
 
+import email.utils
 import http.client
 import json
 import logging
+import random
 import threading
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -41,21 +47,56 @@ logger = logging.getLogger("webhooks")
 USER_AGENT = "microcloud-webhooks/1"
 # A failing loop (database down) waits this long at most between tries.
 MAX_ERROR_BACKOFF = 30.0
+# Retries wait up to this fraction longer than the back-off, at random.
+JITTER = 0.25
+GONE = 410
 
 
 def backoff(attempts: int) -> timedelta:
-    """The wait after the `attempts`-th failed attempt."""
+    """The wait after the `attempts`-th failed attempt, before jitter."""
     base, cap = settings.WEBHOOK_RETRY_BASE, settings.WEBHOOK_RETRY_MAX
     return timedelta(seconds=min(base * 2 ** min(attempts - 1, 60), cap))
+
+
+def retry_after_seconds(value: str | None, now: datetime) -> float | None:
+    """A Retry-After header (seconds, or an HTTP date) as seconds from `now`;
+    None when absent or not understood."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isascii() and value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, (when - now).total_seconds())
+
+
+def retry_delay(attempts: int, retry_after: float | None, rng: random.Random) -> timedelta:
+    """The wait before the next attempt: the back-off with jitter, or the
+    receiver's Retry-After when longer, never past WEBHOOK_RETRY_MAX."""
+    delay = backoff(attempts).total_seconds() * (1 + JITTER * rng.random())
+    if retry_after is not None:
+        delay = max(delay, retry_after)
+    return timedelta(seconds=min(delay, settings.WEBHOOK_RETRY_MAX))
 
 
 class DeliveryWorker:
     """Claims and sends deliveries on one database alias; `clock` (an aware
     datetime) is injectable so tests can move through a retry window."""
 
-    def __init__(self, using: str = "default", clock: Callable[[], datetime] = timezone.now):
+    def __init__(
+        self,
+        using: str = "default",
+        clock: Callable[[], datetime] = timezone.now,
+        rng: random.Random | None = None,
+    ):
         self.using = using
         self.clock = clock
+        self.rng = rng or random.Random()
         self.sent = 0
         self.failed = 0
         self.idle_mark = None  # see note_idle
@@ -154,10 +195,11 @@ class DeliveryWorker:
         sent_at = self.clock()
         headers = signing.headers(endpoint.secret, delivery.webhook_id, int(sent_at.timestamp()), body)
         headers.update({"Content-Type": "application/json", "User-Agent": USER_AGENT})
-        status, error = None, ""
+        status, retry_after, error = None, None, ""
         try:
             # Resolved and checked again at every send: DNS may have changed.
-            status = post(resolve(endpoint.url), body, headers, settings.WEBHOOK_TIMEOUT)
+            answer = post(resolve(endpoint.url), body, headers, settings.WEBHOOK_TIMEOUT)
+            status, retry_after = answer.status, retry_after_seconds(answer.retry_after, self.clock())
         except TargetRefused as refused:
             error = str(refused)
         except (OSError, http.client.HTTPException) as failure:
@@ -165,7 +207,7 @@ class DeliveryWorker:
         if status is not None and 200 <= status < 300:
             self._succeeded(delivery, status, body_object)
         else:
-            self._failed(delivery, until, status, error or f"HTTP {status}", body_object)
+            self._failed(delivery, until, status, error or f"HTTP {status}", body_object, retry_after)
 
     def _succeeded(self, delivery: WebhookDelivery, status: int, body_object: dict) -> None:
         # Delivered is delivered, even if this worker's lease lapsed meanwhile.
@@ -181,11 +223,14 @@ class DeliveryWorker:
         self.sent += 1
         logger.debug("webhook %s delivered to %s (%d)", delivery.webhook_id, delivery.endpoint.url, status)
 
-    def _failed(self, delivery, until: datetime, status: int | None, error: str, body_object: dict) -> None:
+    def _failed(
+        self, delivery, until: datetime, status: int | None, error: str, body_object: dict, retry_after=None
+    ) -> None:
         now = self.clock()
         attempts = delivery.attempts + 1
         first_failed = delivery.first_failed_at or now
-        give_up = now - first_failed >= timedelta(seconds=settings.WEBHOOK_RETRY_WINDOW)
+        gone = status == GONE
+        give_up = gone or now - first_failed >= timedelta(seconds=settings.WEBHOOK_RETRY_WINDOW)
         with transaction.atomic(using=self.using):
             # Only while the claim is still ours: a lapsed lease belongs to whoever took the row since.
             updated = (
@@ -193,7 +238,7 @@ class DeliveryWorker:
                 .filter(pk=delivery.pk, delivered_at__isnull=True, claimed_until=until)
                 .update(
                     attempts=attempts,
-                    next_attempt_at=now + backoff(attempts),
+                    next_attempt_at=now + retry_delay(attempts, retry_after, self.rng),
                     claimed_until=None,
                     first_failed_at=first_failed,
                     last_status=status,
@@ -212,7 +257,9 @@ class DeliveryWorker:
             delivery.endpoint.url,
             attempts,
             error,
-            "; endpoint marked failing" if give_up else "",
+            ("; the receiver is gone: endpoint marked failing" if gone else "; endpoint marked failing")
+            if give_up
+            else "",
         )
 
 
