@@ -329,6 +329,9 @@ WEBHOOK_RETRY_MAX = envfloat("WEBHOOK_RETRY_MAX", 3600.0)
 WEBHOOK_RETRY_WINDOW = envfloat("WEBHOOK_RETRY_WINDOW", 86400.0)
 # Seconds between a worker's looks for due deliveries when it has none.
 WEBHOOK_POLL_INTERVAL = envfloat("WEBHOOK_POLL_INTERVAL", 1.0)
+# Deliveries a worker sends at once, each to a different endpoint: a slow or
+# hanging receiver holds one of them, never the others' deliveries.
+WEBHOOK_CONCURRENCY = envint("WEBHOOK_CONCURRENCY", 8, minimum=1)
 # Endpoints on loopback, private, link-local, multicast or reserved addresses
 # are refused (at registration and again before each send) unless this is on.
 WEBHOOK_ALLOW_PRIVATE_TARGETS = envbool("WEBHOOK_ALLOW_PRIVATE_TARGETS", False)

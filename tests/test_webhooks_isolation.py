@@ -6,10 +6,17 @@ owner's deliveries."""
 import socket
 import threading
 import time
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
+from sharing.models import Share
+from tests.helpers import wait_until
+from tests.webhook_receiver import Receiver
+from webhooks.models import WebhookDelivery, WebhookEndpoint
 from webhooks.targets import DeadlinePassed, Target, post
+from webhooks.worker import WebhookThread
 
 
 class Misbehaving:
@@ -79,3 +86,37 @@ def test_the_timeout_bounds_the_whole_exchange(request, server):
         post(target, b"{}", {"Content-Type": "application/json"}, timeout=1.5)
     # Not a timed assertion of speed: the dripper's answer alone takes 38 s.
     assert time.monotonic() - started < 10
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_dripping_and_a_hanging_receiver_do_not_delay_another_owners_delivery(
+    alice, bob, make_file, dripper, hanger, settings
+):
+    settings.WEBHOOK_TIMEOUT = 10
+    good = Receiver()
+    thread = WebhookThread(poll_interval=0.05)
+    thread.start()
+    try:
+        for url in (dripper.url, hanger.url):
+            WebhookEndpoint.objects.create(owner=bob, url=url, events=["created"])
+        bobs_file = make_file(bob)
+        for _ in range(3):  # a backlog for each of bob's receivers
+            Share.create_for(file=bobs_file, expires_at=timezone.now() + timedelta(hours=1))
+        assert wait_until(lambda: len(dripper.connections) == 1 and len(hanger.connections) == 1, 5)
+
+        WebhookEndpoint.objects.create(owner=alice, url=good.url, events=["created"])
+        share = Share.create_for(file=make_file(alice), expires_at=timezone.now() + timedelta(hours=1))
+        assert wait_until(lambda: len(good.received) == 1, 5)
+        delivery = WebhookDelivery.objects.get(share_id=share.pk)
+        delay = (delivery.delivered_at - delivery.event.at).total_seconds()
+        assert delay < 1, delay  # beside the two stuck sends, not after them
+        # Each of bob's endpoints holds one sender, never more.
+        assert len(dripper.connections) == 1
+        assert len(hanger.connections) == 1
+    finally:
+        thread.stop()
+        dripper.close()
+        hanger.close()
+        thread.join(15)
+        good.close()
+    assert not thread.is_alive()

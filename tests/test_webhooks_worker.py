@@ -165,7 +165,7 @@ def test_a_lapsed_claim_is_taken_over_and_the_first_worker_cannot_undo_it(
     hook(alice, receiver)
     new_share(shared_file)
     stalled, other = DeliveryWorker(clock=clock), DeliveryWorker(clock=clock)
-    delivery_id, until = stalled.claim()  # ... and never finishes (killed, or stuck)
+    delivery_id, until, _ = stalled.claim()  # ... and never finishes (killed, or stuck)
     assert other.claim() is None
     clock.advance(29)
     assert other.claim() is None

@@ -11,6 +11,11 @@ Order per share: a row is claimable only when no older undelivered row of the
 same (endpoint, share) exists, so a share's events reach an endpoint in the
 order they happened, each retried until it succeeds before the next is sent.
 
+Isolation: WebhookThread sends up to WEBHOOK_CONCURRENCY deliveries at once,
+at most one per endpoint (a claim skips the endpoints it is sending to), so a
+receiver that hangs or drips holds one sender for at most WEBHOOK_TIMEOUT and
+another owner's delivery goes out beside it.
+
 A failed attempt (no 2xx, a network error, no whole answer within
 WEBHOOK_TIMEOUT, a refused target) is retried after WEBHOOK_RETRY_BASE *
 2^(attempts-1) seconds, capped at WEBHOOK_RETRY_MAX, and up to a quarter
@@ -28,7 +33,8 @@ import json
 import logging
 import random
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -105,28 +111,30 @@ class DeliveryWorker:
     def connection(self):
         return connections[self.using]
 
-    def _eligible(self) -> str:
+    def _eligible(self, excluding: Collection[int]) -> str:
+        others = f"AND d.endpoint_id NOT IN ({', '.join(['%s'] * len(excluding))}) " if excluding else ""
         return (
             f"SELECT d.id FROM {DELIVERY} d JOIN {ENDPOINT} ep ON ep.id = d.endpoint_id "
             f"WHERE d.delivered_at IS NULL AND d.next_attempt_at <= %s "
-            f"AND (d.claimed_until IS NULL OR d.claimed_until <= %s) AND ep.state = '{ACTIVE}' "
+            f"AND (d.claimed_until IS NULL OR d.claimed_until <= %s) AND ep.state = '{ACTIVE}' {others}"
             f"AND NOT EXISTS (SELECT 1 FROM {DELIVERY} older WHERE older.endpoint_id = d.endpoint_id "
             f"AND older.share_id = d.share_id AND older.delivered_at IS NULL AND older.id < d.id) "
             f"ORDER BY d.next_attempt_at, d.id LIMIT 1"
         )
 
-    def claim(self) -> tuple[int, datetime] | None:
-        """Claim the next due delivery; return (its id, the lease's end) or None."""
+    def claim(self, excluding: Collection[int] = ()) -> tuple[int, datetime, int] | None:
+        """Claim the next due delivery to an endpoint not in `excluding`;
+        return (its id, the lease's end, its endpoint's id) or None."""
         connection = self.connection
         now = self.clock()
         until = now + timedelta(seconds=settings.WEBHOOK_CLAIM_SECONDS)
         stamp = connection.ops.adapt_datetimefield_value(now)
-        pick = self._eligible()
+        pick, pick_params = self._eligible(excluding), [stamp, stamp, *excluding]
         with connection.cursor() as cursor:
             if connection.vendor == "sqlite":
                 # A read first: SQLite's UPDATE takes the one write lock, which
                 # an idle worker polling every second must not keep taking.
-                cursor.execute(pick, [stamp, stamp])
+                cursor.execute(pick, pick_params)
                 if cursor.fetchone() is None:
                     return None
             else:
@@ -136,11 +144,12 @@ class DeliveryWorker:
             # claim's condition: the UPDATE decides.
             cursor.execute(
                 f"UPDATE {DELIVERY} SET claimed_until = %s WHERE id = ({pick}) "
-                f"AND delivered_at IS NULL AND (claimed_until IS NULL OR claimed_until <= %s) RETURNING id",
-                [connection.ops.adapt_datetimefield_value(until), stamp, stamp, stamp],
+                f"AND delivered_at IS NULL AND (claimed_until IS NULL OR claimed_until <= %s) "
+                "RETURNING id, endpoint_id",
+                [connection.ops.adapt_datetimefield_value(until), *pick_params, stamp],
             )
             row = cursor.fetchone()
-        return None if row is None else (row[0], until)
+        return None if row is None else (row[0], until, row[1])
 
     # --- idle looks (SQLite) --------------------------------------------------
     #
@@ -184,7 +193,8 @@ class DeliveryWorker:
         claimed = self.claim()
         if claimed is None:
             return False
-        self.deliver(*claimed)
+        delivery_id, until, _ = claimed
+        self.deliver(delivery_id, until)
         return True
 
     def deliver(self, delivery_id: int, until: datetime) -> None:
@@ -264,45 +274,86 @@ class DeliveryWorker:
 
 
 class WebhookThread(threading.Thread):
-    """Runs a DeliveryWorker until stopped: sends while there is work, then
-    looks again every WEBHOOK_POLL_INTERVAL seconds (on SQLite a look with
-    nothing pending and nothing committed since is one pragma, not a query:
-    DeliveryWorker.nothing_new). A stop request lets the send in hand finish
-    (at most WEBHOOK_TIMEOUT)."""
+    """Runs a DeliveryWorker until stopped: claims due deliveries, each to an
+    endpoint it is not already sending to, and sends up to `concurrency` at
+    once in a pool of threads; with none due, looks again every
+    WEBHOOK_POLL_INTERVAL seconds (on SQLite a look with nothing pending and
+    nothing committed since is one pragma, not a query:
+    DeliveryWorker.nothing_new). A stop request lets the sends in hand finish
+    (each at most WEBHOOK_TIMEOUT)."""
 
-    def __init__(self, worker: DeliveryWorker | None = None, *, poll_interval: float | None = None):
+    def __init__(
+        self,
+        worker: DeliveryWorker | None = None,
+        *,
+        poll_interval: float | None = None,
+        concurrency: int | None = None,
+    ):
         super().__init__(name="webhooks", daemon=True)
         self.worker = worker or DeliveryWorker()
         self.poll_interval = settings.WEBHOOK_POLL_INTERVAL if poll_interval is None else poll_interval
+        self.concurrency = settings.WEBHOOK_CONCURRENCY if concurrency is None else concurrency
         self.stop_requested = threading.Event()
         self.errors = 0
         self.skipped = 0  # idle looks answered by the data version alone
+        self.in_flight: dict[Future, int] = {}  # each send in hand, and its endpoint
 
     def stop(self) -> None:
         self.stop_requested.set()
 
+    def _send(self, delivery_id: int, until: datetime) -> None:
+        try:
+            self.worker.deliver(delivery_id, until)
+        finally:
+            connections[self.worker.using].close()  # this pool thread's own connection
+
+    def _claim_more(self, pool: ThreadPoolExecutor) -> None:
+        """Fill the free senders with due deliveries to endpoints not in hand."""
+        while len(self.in_flight) < self.concurrency and not self.stop_requested.is_set():
+            claimed = self.worker.claim(excluding=sorted(set(self.in_flight.values())))
+            if claimed is None:
+                return
+            delivery_id, until, endpoint_id = claimed
+            self.in_flight[pool.submit(self._send, delivery_id, until)] = endpoint_id
+
+    def _reap(self, done) -> None:
+        for future in done:
+            self.in_flight.pop(future)
+            if future.exception() is not None:
+                self.errors += 1
+                logger.warning("webhook send failed", exc_info=future.exception())
+
     def run(self) -> None:
         failures = 0
+        pool = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="webhook-send")
         try:
             while not self.stop_requested.is_set():
                 try:
-                    if self.worker.nothing_new():
+                    if not self.in_flight and self.worker.nothing_new():
                         self.skipped += 1
                     else:
-                        while not self.stop_requested.is_set() and self.worker.run_once():
-                            pass
-                        self.worker.note_idle()
+                        self._claim_more(pool)
+                        if not self.in_flight:
+                            self.worker.note_idle()
                     failures = 0
-                    wait = self.poll_interval
+                    pause = self.poll_interval
+                    if self.in_flight:
+                        # Back as soon as a send ends (a sender is free), or
+                        # after a poll interval for deliveries that fell due.
+                        done, _ = wait(self.in_flight, timeout=self.poll_interval, return_when=FIRST_COMPLETED)
+                        self._reap(done)
+                        continue
                 except Exception:
                     self.worker.idle_mark = None  # look again in full next time
                     failures += 1
                     self.errors += 1
-                    wait = min(0.1 * 2 ** min(failures, 10), MAX_ERROR_BACKOFF)
+                    pause = min(0.1 * 2 ** min(failures, 10), MAX_ERROR_BACKOFF)
                     logger.warning(
-                        "webhook step failed (%d in a row), retrying in %.1f s", failures, wait, exc_info=True
+                        "webhook step failed (%d in a row), retrying in %.1f s", failures, pause, exc_info=True
                     )
                     connections[self.worker.using].close()  # a broken connection is replaced on the next query
-                self.stop_requested.wait(wait)
+                self.stop_requested.wait(pause)
         finally:
+            pool.shutdown(wait=True)
+            self._reap(list(self.in_flight))
             connections[self.worker.using].close()
