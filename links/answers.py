@@ -4,6 +4,7 @@ browsers, one plain line for everything else (curl, wget, scripts)."""
 from django.http import HttpResponse
 from django.shortcuts import render
 
+from ratelimit.waits import wait_in_words
 from sharing.models import EndState, Share
 
 # kind: (status, plain-text message)
@@ -15,7 +16,12 @@ ANSWERS = {
     "file_gone": (410, "The shared file is no longer available."),
     "password_required": (403, "This link needs a password: send it in the X-Share-Password header."),
     "wrong_password": (403, "Wrong password."),
-    "rate_limited": (429, "Too many requests; try again later."),
+    "rate_limited": (429, "Too many requests from your address."),
+    "password_limited": (
+        429,
+        "Too many wrong passwords for this link from your address. If you are its recipient, ask the sender "
+        "to check the password.",
+    ),
     "busy": (503, "The service is busy; try again in a moment."),
 }
 
@@ -81,6 +87,9 @@ def answer(request, kind: str, *, share: Share | None = None, retry_after: int |
     """The refusal `kind` as a page or a line, with its status."""
     status, message = ANSWERS[kind]
     note = budget_note(share) if kind == "download_limit" else ""
+    wait = wait_in_words(retry_after) if retry_after is not None and status == 429 else ""
+    if wait:
+        note = f"Try again in {wait}."
     if wants_html(request):
         context = {
             "kind": kind,
@@ -88,6 +97,7 @@ def answer(request, kind: str, *, share: Share | None = None, retry_after: int |
             "share": share,
             "retry_after": retry_after,
             "budget_note": note,
+            "wait": wait,
             **context,
         }
         response = render(request, "links/ended.html", context, status=status)

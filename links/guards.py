@@ -17,7 +17,12 @@ logger = logging.getLogger(__name__)
 
 PASSWORD_HEADER = "X-Share-Password"
 
-WRONG_PASSWORDS_BY_LINK = RateLimit("link-password", limit=10, window=600)
+# Wrong passwords are counted per (link, client address), so a guesser locks
+# out only itself: the recipient, from another address, still gets in. The
+# per-link ceiling stops a guesser spread over many addresses; it is high
+# enough that one address cannot reach it (it stops at its own 10 first).
+WRONG_PASSWORDS_BY_VISITOR = RateLimit("link-password-visitor", limit=10, window=600)
+WRONG_PASSWORDS_BY_LINK = RateLimit("link-password", limit=200, window=600)
 WRONG_PASSWORDS_BY_ADDRESS = RateLimit("link-password-address", limit=30, window=600)
 
 
@@ -66,19 +71,24 @@ def try_password(request, share: Share | None, token: str, password: str) -> tup
     refusal by the limits is not: nothing was tried).
     """
     address = client_address(request)
-    by_link = WRONG_PASSWORDS_BY_LINK.hit(token)
-    if not by_link.allowed:
-        return "rate_limited", by_link.retry_after
-    by_address = WRONG_PASSWORDS_BY_ADDRESS.hit(address)
-    if not by_address.allowed:
-        WRONG_PASSWORDS_BY_LINK.refund(token)
-        return "rate_limited", by_address.retry_after
+    counted = []
+    for limit, ident in (
+        (WRONG_PASSWORDS_BY_VISITOR, f"{token}|{address}"),
+        (WRONG_PASSWORDS_BY_LINK, token),
+        (WRONG_PASSWORDS_BY_ADDRESS, address),
+    ):
+        decision = limit.hit(ident)
+        if not decision.allowed:
+            for earlier, earlier_ident in counted:
+                earlier.refund(earlier_ident)
+            return "rate_limited", decision.retry_after
+        counted.append((limit, ident))
     if share is None or not share.has_password:
         hashers.make_password("no such link")  # the same work a real check costs
         return "wrong", None
     if share.check_password(password):
-        WRONG_PASSWORDS_BY_LINK.refund(token)
-        WRONG_PASSWORDS_BY_ADDRESS.refund(address)
+        for limit, ident in counted:
+            limit.refund(ident)
         return "ok", None
     share.record_wrong_password(visitor(request))
     return "wrong", None

@@ -102,7 +102,7 @@ def unlock(request, token: str):
     share = find(token)
     outcome, retry_after = try_password(request, share, token, request.POST.get("password", ""))
     if outcome == "rate_limited":
-        return answer(request, "rate_limited", retry_after=retry_after)
+        return answer(request, "password_limited", retry_after=retry_after)
     if outcome == "wrong":
         if share is None or ended_kind(share) is not None:
             return answer(request, "wrong_password")
@@ -129,7 +129,7 @@ def send(request, token: str):
             return answer(request, "password_required", share=share)
         outcome, retry_after = try_password(request, share, token, given)
         if outcome == "rate_limited":
-            return answer(request, "rate_limited", retry_after=retry_after)
+            return answer(request, "password_limited", retry_after=retry_after)
         if outcome == "wrong":
             return answer(request, "wrong_password")
     try:

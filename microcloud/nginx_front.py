@@ -35,6 +35,8 @@ DEPLOYMENT_LOCATIONS = """
             proxy_pass http://{upstream};
             proxy_set_header Host $host;
             proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+            # With TLS here: BEHIND_TLS_PROXY=true makes the app trust this one.
+            proxy_set_header X-Forwarded-Proto $scheme;
             # Pass streamed bytes on as the client takes them: a limited link's budget
             # counts what left the app, and a buffering proxy reads far ahead of a client.
             proxy_buffering off;

@@ -18,6 +18,7 @@ from django.core.exceptions import ValidationError
 from django.template.response import TemplateResponse
 
 from ratelimit.limits import CountersUnavailable, RateLimit, client_address
+from ratelimit.waits import wait_in_words
 
 logger = logging.getLogger(__name__)
 
@@ -36,8 +37,7 @@ class LoginRefused(Exception):
         self.retry_after = retry_after
 
     def sentence(self) -> str:
-        unit = "second" if self.retry_after == 1 else "seconds"
-        return f"{self.message} Try again in {self.retry_after} {unit}."
+        return f"{self.message} Try again in {wait_in_words(self.retry_after)}."
 
 
 def _limits() -> tuple[RateLimit, RateLimit]:

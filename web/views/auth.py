@@ -1,5 +1,6 @@
 """Sign-in, sign-out and password change: Django's own views, in the pages'
-style, with the same guessing limits as the admin and the API."""
+style, with the same guessing limits as the admin and the API (the password
+change's old password included)."""
 
 from django.contrib.auth import views as auth_views
 from django.core.exceptions import ValidationError
@@ -9,44 +10,64 @@ from ratelimit.logins import LoginRefused, attempt_succeeded, begin_attempt
 from web.security import PageHeadersMixin
 
 
-class LoginView(PageHeadersMixin, auth_views.LoginView):
-    template_name = "web/login.html"
-    redirect_authenticated_user = True
+class ThrottledPasswordMixin:
+    """Count a form's password attempt (ratelimit.logins) before the password
+    is hashed, take it back when the form is valid, and answer a refused one
+    with the form and the refusal as its error."""
+
+    def attempt_username(self) -> str:
+        raise NotImplementedError
 
     def post(self, request, *args, **kwargs):
         # Counted before the password is hashed, so a refused guess costs nothing.
-        self.username = request.POST.get("username", "")
         try:
-            begin_attempt(request, self.username)
+            begin_attempt(request, self.attempt_username())
         except LoginRefused as refused:
             return self.refused(refused)
         return super().post(request, *args, **kwargs)
 
     def form_valid(self, form):
-        attempt_succeeded(self.request, self.username)
+        attempt_succeeded(self.request, self.attempt_username())
         return super().form_valid(form)
 
     def refused(self, refused: LoginRefused):
         """The form again, the refusal as its error, with the refusal's status."""
 
         class RefusedForm(self.get_form_class()):
+            def clean_old_password(self):
+                return ""  # never hash: the point is not to
+
             def clean(self):
-                # Never authenticate: the point is not to hash.
                 raise ValidationError(refused.sentence(), code="throttled")
 
-        form = RefusedForm(self.request, data=self.request.POST)
+        kwargs = self.get_form_kwargs()
+        form = RefusedForm(**kwargs)
         response = self.render_to_response(self.get_context_data(form=form), status=refused.status)
         response["Retry-After"] = str(refused.retry_after)
         return response
+
+
+class LoginView(ThrottledPasswordMixin, PageHeadersMixin, auth_views.LoginView):
+    template_name = "web/login.html"
+    redirect_authenticated_user = True
+
+    def attempt_username(self) -> str:
+        return self.request.POST.get("username", "")
 
 
 class LogoutView(PageHeadersMixin, auth_views.LogoutView):
     next_page = reverse_lazy("web:login")
 
 
-class PasswordChangeView(PageHeadersMixin, auth_views.PasswordChangeView):
+class PasswordChangeView(ThrottledPasswordMixin, PageHeadersMixin, auth_views.PasswordChangeView):
+    """Wrong old passwords count as failed log-ins of the account (someone at
+    an open session guessing it), under the same limits."""
+
     template_name = "web/password_change.html"
     success_url = reverse_lazy("web:password-change-done")
+
+    def attempt_username(self) -> str:
+        return self.request.user.get_username()
 
 
 class PasswordChangeDoneView(PageHeadersMixin, auth_views.PasswordChangeDoneView):
