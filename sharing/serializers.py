@@ -47,8 +47,8 @@ class UploadField(serializers.FileField):
 
 
 class FileUploadSerializer(serializers.Serializer):
-    # Empty files are files too: nothing in the product needs bytes to share.
-    file = UploadField(allow_empty_file=True, use_url=False, help_text="The file's bytes (multipart).")
+    # Empty files get check_upload's message, which names the file.
+    file = UploadField(allow_empty_file=True, use_url=False, help_text="The file's bytes (multipart; not empty).")
     delete_when_unshared = serializers.BooleanField(
         required=False,
         default=False,
@@ -252,6 +252,15 @@ def refuse_unknown_fields(serializer: serializers.Serializer, message: str) -> N
 
 class ShareCreateSerializer(ExpiryInputSerializer, LinkRulesSerializer, NoticeSettingsSerializer):
     file = OwnFileField(queryset=StoredFile.objects.all(), help_text="Id of one of your files.")
+
+    def validate_password(self, password: str) -> str:
+        # On a new link "" protects nothing: a mistake (an empty variable),
+        # not a choice. (On PATCH it removes the password.)
+        if password == "":
+            raise serializers.ValidationError(
+                "An empty password protects nothing: leave password out for a link without one."
+            )
+        return password
 
     def validate(self, attrs):
         refuse_unknown_fields(self, "This field does not exist; nothing was created.")

@@ -49,11 +49,12 @@ def test_upload_keeps_only_the_base_name(alice_client):
     assert response.json()["name"] == "passwd"
 
 
-def test_upload_of_an_empty_file_is_allowed(alice_client):
+def test_upload_of_an_empty_file_is_refused_naming_it(alice_client):
     response = upload(alice_client, data=b"")
 
-    assert response.status_code == 201
-    assert response.json()["size"] == 0
+    assert response.status_code == 400
+    assert response.json() == {"file": ["notes.txt is empty (0 bytes): there is nothing to share."]}
+    assert not StoredFile.objects.exists()
 
 
 def test_upload_without_file_names_the_field(alice_client):

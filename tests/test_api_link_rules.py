@@ -79,3 +79,12 @@ def test_a_share_that_ended_by_its_limit_is_listed_as_expired(alice_client, shar
     assert [s["id"] for s in expired] == [share_id]
     assert expired[0]["end_reason"] == "download_limit"
     assert alice_client.get("/api/shares/?status=active").json()["count"] == 0
+
+
+def test_an_empty_password_on_a_new_link_is_refused(alice_client, shared_file):
+    response = create(alice_client, shared_file.pk, password="")
+    assert response.status_code == 400
+    assert response.json() == {
+        "password": ["An empty password protects nothing: leave password out for a link without one."]
+    }
+    assert not Share.objects.exists()

@@ -157,6 +157,16 @@ def test_an_upload_without_a_file_names_the_problem(alice_web):
     assert as_json.json() == {"detail": "Choose at least one file."}
 
 
+def test_an_empty_file_is_refused_naming_it(alice_web):
+    response = upload(alice_web, a_file("empty.txt", b""))
+    assert response.status_code == 400
+    assert b"empty.txt is empty (0 bytes): there is nothing to share." in response.content
+    as_json = upload(alice_web, a_file("empty.txt", b""), json_answer=True)
+    assert as_json.status_code == 400
+    assert "empty.txt is empty (0 bytes)" in as_json.json()["detail"]
+    assert not StoredFile.objects.exists()
+
+
 def test_an_upload_with_a_malformed_content_type_is_a_400(alice_web):
     response = upload(alice_web, a_file("x.txt", b"x", content_type="text/plain\x7f"), json_answer=True)
     assert response.status_code == 400

@@ -27,8 +27,12 @@ class UploadTooLarge(ValidationError):
 
 def check_upload(upload) -> None:
     """Apply the upload rules every path shares (API, web pages): the size
-    limit, then a well-formed Content-Type if the client sent one (cleaned in
-    place; a part without one gets a type guessed from its name on storing)."""
+    limit, a file that is not empty (an empty one is nearly always a mistake:
+    the wrong file picked, a script that lost its input), then a well-formed
+    Content-Type if the client sent one (cleaned in place; a part without one
+    gets a type guessed from its name on storing)."""
+    if upload.size == 0:
+        raise ValidationError(f"{upload.name} is empty (0 bytes): there is nothing to share.", code="empty")
     if upload.size > settings.MAX_UPLOAD_BYTES:
         raise UploadTooLarge(too_large_message(), code="too_large")
     if (upload.content_type or "").strip():
