@@ -9,6 +9,7 @@ nothing; sending the file is decided by links.downloads.
 
 import logging
 
+from django.conf import settings
 from django.db import DatabaseError
 from django.shortcuts import redirect, render
 from django.template.defaultfilters import filesizeformat
@@ -91,9 +92,19 @@ def landing(request, token: str, *, password_error: bool = False, status: int = 
         "file_size": filesizeformat(share.file.size),
         "file_size_bytes": share.file.size,
         "content_type": share.file.content_type,
+        "sha256": share.file.sha256,
+        "shared_by": shared_by(share),
         "ms_left": max(0, int((share.expires_at - timezone.now()).total_seconds() * 1000)),
     }
     return with_page_headers(render(request, "links/landing.html", context, status=status))
+
+
+def shared_by(share: Share) -> str:
+    """Who shared the link, as its page names them ("" when LINK_SHOWS_OWNER is off)."""
+    if not settings.LINK_SHOWS_OWNER:
+        return ""
+    owner = share.owner
+    return owner.get_full_name() or owner.get_username()
 
 
 def unlock(request, token: str):

@@ -242,6 +242,9 @@ NUM_PROXIES = envint("NUM_PROXIES", 0, minimum=0)
 # Requests a minute one client address may make to public links (pages and
 # downloads); generous enough for a browser resuming a big download.
 LINK_RATE_LIMIT = envint("LINK_RATE_LIMIT", 600, minimum=1)
+# Whether a link's page names who shared it (the owner's full name, else
+# their username): a recipient deciding whether to trust a file wants to know.
+LINK_SHOWS_OWNER = envbool("LINK_SHOWS_OWNER", True)
 # Seconds a limited link's response may go without the client acknowledging
 # a byte before its connection is dropped and its unsent bytes go back to the
 # link's budget (links.delivery): a cut the server never hears of would

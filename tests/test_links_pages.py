@@ -52,6 +52,19 @@ def test_only_clients_that_ask_for_html_get_pages(rf, accept, html):
     assert wants_html(rf.get("/", HTTP_ACCEPT=accept)) is html
 
 
+def test_the_landing_page_says_who_shared_it_and_the_checksum(alice, make_file, settings):
+    stored = make_file(alice, name="notes.txt", data=b"some notes")
+    share = share_of(stored)
+    text = page(share).content.decode()
+    assert "Shared with you by alice." in text  # no full name: the username
+    assert f'<code class="checksum">{stored.sha256}</code>' in text
+    alice.first_name, alice.last_name = "Alice", "Martin"
+    alice.save()
+    assert "Shared with you by Alice Martin." in page(share).content.decode()
+    settings.LINK_SHOWS_OWNER = False
+    assert "Shared with you by" not in page(share).content.decode()
+
+
 def test_the_landing_page_shows_the_file_and_counts_nothing(alice, make_file):
     stored = make_file(alice, name="Quarterly report.pdf", data=b"x" * 2048, content_type="application/pdf")
     share = share_of(stored, max_downloads=3)
@@ -88,9 +101,9 @@ def test_the_download_button_always_downloads(shared_file):
 @pytest.mark.parametrize(
     ("ending", "status", "says"),
     [
-        ("time", 410, "expired on 22 Nov 2026 at 14:03 UTC"),
-        ("limit", 410, "reached its download limit"),
-        ("unshare", 410, "unshared by its owner"),
+        ("time", 410, 'stopped working on <time class="local-time" datetime="2026-11-22T14:03:00+00:00">22 Nov 2026'),
+        ("limit", 410, "Its downloads ran out on"),
+        ("unshare", 410, "Its owner stopped sharing it on"),
         ("file", 410, "deleted the file"),
     ],
 )
@@ -111,6 +124,7 @@ def test_ended_links_get_a_page_that_says_what_happened_and_when(shared_file, en
         plain = Client().get(reverse("public-share", args=[share.token]))
     assert response.status_code == status
     assert says in response.content.decode()
+    assert "ask the person who sent you the link for a new one" in response.content.decode()
     assert plain.status_code == status
     assert plain["Content-Type"].startswith("text/plain")
 

@@ -12,13 +12,14 @@
     if (!d) parts.push(s + " s");
     return parts.join(" ");
   }
-  // <time class="local-time" datetime="..."> in the reader's own time zone;
-  // without JavaScript the server's UTC rendering stays.
+  // <time class="local-time" datetime="..."> in the reader's own time zone,
+  // named; without JavaScript the server's UTC rendering stays.
   function showLocalTimes(root) {
     (root || document).querySelectorAll("time.local-time").forEach(function (el) {
       var when = new Date(el.getAttribute("datetime"));
       if (!isNaN(when.getTime())) {
-        el.textContent = when.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "medium" });
+        // timeStyle "long" names the zone: a time without one is a guess.
+        el.textContent = when.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "long" });
       }
     });
   }
