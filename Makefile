@@ -65,8 +65,14 @@ admin: migrate
 # runexpiry sometimes never returns from its join() (both seen here, ~1 in 6).
 SETSID := $(shell command -v setsid 2>/dev/null)
 STOP_BOTH = trap 'trap - HUP INT TERM EXIT; kill $$expiry $$web 2>/dev/null; wait' HUP INT TERM EXIT
+# Where to open it, and who can sign in to the admin.
+SAY_WHERE = echo "Serving http://$(HOST):$(PORT)/ (the web app), /admin/ (admin users: $$($(PY) manage.py \
+	shell -v 0 -c 'from django.contrib.auth import get_user_model as u; print(", ".join(u().objects.filter( \
+	is_superuser=True).values_list("username", flat=True)) or "none yet: $(PY) manage.py createsuperuser")'))\
+	and /api/docs/. Ctrl-C stops it."
 run: admin
 	@$(RUN_ENV) $(STOP_BOTH); \
+	$(SAY_WHERE); \
 	$(SETSID) $(PY) manage.py runexpiry & expiry=$$!; \
 	$(SETSID) $(GUNICORN) & web=$$!; \
 	wait $$web

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO_ROOT
+from tests.helpers import REPO_ROOT, free_port, wait_until
 
 NEEDS_MAKE = pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 
@@ -59,3 +59,33 @@ def test_make_migrate_tightens_a_var_folder_left_open_by_an_older_checkout(tmp_p
     result = make_migrate(tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert mode(var) == 0o700
+
+
+@NEEDS_MAKE
+@pytest.mark.fault
+def test_make_run_says_where_to_open_it_and_who_can_sign_in(tmp_path):
+    venv = Path(sys.executable).parent.parent
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "SECRET_KEY", "SECRET_KEY_FILE"}}
+    env.update(SQLITE_PATH=str(tmp_path / "var" / "db.sqlite3"), STATIC_ROOT=str(tmp_path / "static"))
+    port = free_port()
+    output = tmp_path / "run.txt"
+    with output.open("w") as out:
+        command = ["make", "--no-print-directory", "-o", f"{venv}/.runtime", "run"]
+        run = subprocess.Popen(
+            [*command, f"VAR={tmp_path / 'var'}", f"VENV={venv}", f"PORT={port}"],
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own group: stopped below as a terminal's Ctrl-C would
+        )
+    try:
+        assert wait_until(lambda: "Serving" in output.read_text(), 120), output.read_text()[-2000:]
+    finally:
+        os.killpg(run.pid, 2)
+        run.wait(60)
+    said = next(line for line in output.read_text().splitlines() if line.startswith("Serving"))
+    assert said == (
+        f"Serving http://127.0.0.1:{port}/ (the web app), /admin/ (admin users: none yet: "
+        f"{venv}/bin/python manage.py createsuperuser) and /api/docs/. Ctrl-C stops it."
+    )
