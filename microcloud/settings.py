@@ -64,7 +64,8 @@ WSGI_APPLICATION = "microcloud.wsgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [],
+        # The project's own pages: 404.html and 500.html.
+        "DIRS": [BASE_DIR / "microcloud" / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -149,6 +150,8 @@ USE_TZ = True
 # --- Files ----------------------------------------------------------------
 STATIC_URL = "static/"
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "var" / "static"))
+# The project-wide static files (the favicon), beside the apps' own.
+STATICFILES_DIRS = [BASE_DIR / "microcloud" / "static"]
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", BASE_DIR / "media"))
 # Uploaded bytes are never served from MEDIA_URL: downloads go through views
 # that check ownership or the share's expiry.

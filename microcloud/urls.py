@@ -1,4 +1,6 @@
 from django.contrib import admin
+from django.http import HttpResponsePermanentRedirect
+from django.templatetags.static import static
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
@@ -19,6 +21,8 @@ urlpatterns = [
     path("api/", include(webhook_urlpatterns)),
     # Last under /api/: anything the API does not name is a JSON 404.
     re_path(r"^api(?:/(?P<rest>.*))?$", api_not_found, name="api-not-found"),
+    # Clients that ask without reading the pages' <link rel="icon">.
+    path("favicon.ico", lambda request: HttpResponsePermanentRedirect(static("favicon.svg"))),
     path("", include("links.urls")),
     path("", include("web.urls")),
 ]
