@@ -38,3 +38,8 @@ def test_pages_name_their_icon(path):
     url = path if path.startswith("/") else reverse(path)
     page = Client().get(url, HTTP_ACCEPT="text/html").content.decode()
     assert '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">' in page
+
+
+def test_the_admin_log_in_page_has_its_heading():
+    page = Client().get(reverse("admin:login")).content.decode()
+    assert "<h1>Log in</h1>" in page

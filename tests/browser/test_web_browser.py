@@ -198,6 +198,7 @@ def test_extending_a_share_shows_its_new_time(owner, shared_file):
     paris = share.expires_at.astimezone(ZoneInfo(ZONE))
     expect(expires).to_contain_text(f"{paris:%b} {paris.day}, {paris.year}")
     expect(owner.locator('[data-field="time_left"]')).to_have_text(re.compile(r"^(30|29) d "))
+    axe_check(owner)  # the page with its message list
 
 
 def test_the_dashboard_shows_each_links_life_and_reads_well(owner, alice, make_file):
