@@ -297,7 +297,7 @@ def test_the_dashboard_lists_only_the_owners_files_and_shares(alice_web, alice, 
     page = alice_web.get("/").content.decode()
     assert "mine.txt" in page
     assert "theirs.txt" not in page
-    assert "0 of 5" in page
+    assert "0 (limit 5)" in page
 
 
 def test_the_status_tabs_filter_by_the_status_a_visitor_sees(alice_web, shared_file):
@@ -356,7 +356,7 @@ def test_the_live_answer_gives_the_owners_shares_states(alice_web, shared_file, 
     live = states[str(share.pk)]
     assert live["live"] is True
     assert live["status"] == "active"
-    assert live["downloads"] == "1 of 2"
+    assert live["downloads"] == "1 (limit 2)"
     assert live["downloads_left"] == "1"
     assert 3_590_000 < live["ms_left"] <= 3_600_000
     assert states[str(ended.pk)]["status"] == "unshared"
@@ -540,3 +540,15 @@ def test_the_share_dialog_asks_about_email(alice_web, shared_file):
     _, share = create_share(alice_web, shared_file, notify_first_download="on")
     assert share.notify_first_download is True
     assert share.remind_before_expiry is False  # an unticked box is not sent
+
+
+def test_the_dashboard_marks_password_links_and_says_a_limit_was_reached(alice_web, shared_file):
+    locked = Share.create_for(file=shared_file, expires_at=timezone.now() + timedelta(hours=1), password="pw")
+    used_up = Share.create_for(file=shared_file, expires_at=timezone.now() + timedelta(hours=1), max_downloads=1)
+    assert used_up.count_download()
+    page = alice_web.get("/").content.decode()
+    rows = {row.split('"')[0]: row for row in page.split('data-share-id="')[1:]}
+    assert '<span class="badge"' in rows[str(locked.pk)]
+    assert '<span class="badge"' not in rows[str(used_up.pk)]
+    assert 'data-expired-label="Expired">Limit reached</span>' in rows[str(used_up.pk)]
+    assert f'<time class="local-time" datetime="{locked.expires_at.isoformat()}">' in rows[str(locked.pk)]

@@ -11,15 +11,15 @@ from django.utils.translation import gettext_lazy
 
 from sharing.models import EndState, Share
 
+# The status column's word for each end state (Share.fate): a link that
+# ended by its download limit says so, not "Expired" as the API's status does.
 STATUS_LABELS = {
-    Share.Status.ACTIVE: gettext_lazy("Active"),
-    Share.Status.EXPIRED: gettext_lazy("Expired"),
-    Share.Status.UNSHARED: gettext_lazy("Unshared"),
+    EndState.LIVE: gettext_lazy("Active"),
+    EndState.EXPIRED: gettext_lazy("Expired"),
+    EndState.DOWNLOAD_LIMIT: gettext_lazy("Limit reached"),
+    EndState.UNSHARED: gettext_lazy("Unshared"),
+    EndState.FILE_DELETED: gettext_lazy("Unshared"),
 }
-
-
-def _status_label(status: str) -> str:
-    return str(STATUS_LABELS[status])
 
 
 def when(moment: datetime) -> str:
@@ -73,18 +73,21 @@ class ShareState:
 
 
 def share_state(share: Share, now: datetime) -> ShareState:
-    status = share.fate(now).status
+    fate = share.fate(now)
+    status = fate.status
     sentence, moment = how_it_ended(share, now)
     if share.max_downloads is None:
         downloads, left = str(share.total_downloads), _("unlimited")
     else:
-        downloads = _("%(count)s of %(limit)s") % {"count": share.total_downloads, "limit": share.max_downloads}
+        # Downloads started, which a partial one can make more than the
+        # limit: the limit is in copies' worth of bytes (downloads left).
+        downloads = _("%(count)s (limit %(limit)s)") % {"count": share.total_downloads, "limit": share.max_downloads}
         left = str(share.downloads_left)
     live = status == Share.Status.ACTIVE
     return ShareState(
         id=share.pk,
         status=status,
-        status_label=_status_label(status),
+        status_label=str(STATUS_LABELS[fate.state]),
         live=live,
         ms_left=max(0, int((share.expires_at - now).total_seconds() * 1000)) if live else 0,
         ended=_ended_text(sentence, moment),

@@ -150,7 +150,7 @@ def test_share_with_three_seconds_and_a_limit_then_watch_it_expire_live(
     # then shows the server's account: the download counted, when it ended.
     expect(owner.locator('[data-field="time_left"]')).to_have_text("expired", timeout=8000)
     expect(owner.locator('[data-field="status_label"]')).to_have_text("Expired")
-    expect(owner.locator('[data-field="downloads"]')).to_have_text("1 of 2", timeout=8000)
+    expect(owner.locator('[data-field="downloads"]')).to_have_text("1 (limit 2)", timeout=8000)
     expect(owner.locator('[data-field="ended"]')).to_contain_text("Expired at")
     expect(owner.get_by_role("button", name="Unshare")).to_be_hidden()
     assert owner.evaluate("window.notReloaded") is True
@@ -212,7 +212,7 @@ def test_the_dashboard_shows_each_links_life_and_reads_well(owner, alice, make_f
     used = share_of(report, max_downloads=1)
     assert used.count_download()
     owner.goto("/")
-    expect(row_of(owner, limited).locator('[data-field="downloads"]')).to_have_text("2 of 5")
+    expect(row_of(owner, limited).locator('[data-field="downloads"]')).to_have_text("2 (limit 5)")
     expect(row_of(owner, limited).locator('[data-field="downloads_left"]')).to_have_text("3")
     expect(row_of(owner, used).locator('[data-field="ended"]')).to_contain_text("Download limit reached at")
     expect(row_of(owner, limited).locator('[data-field="time_left"]')).to_have_text(
