@@ -552,3 +552,13 @@ def test_the_dashboard_marks_password_links_and_says_a_limit_was_reached(alice_w
     assert '<span class="badge"' not in rows[str(used_up.pk)]
     assert 'data-expired-label="Expired">Limit reached</span>' in rows[str(used_up.pk)]
     assert f'<time class="local-time" datetime="{locked.expires_at.isoformat()}">' in rows[str(locked.pk)]
+
+
+@pytest.mark.parametrize(("lifetime", "offered"), [(timedelta(minutes=2), 3600), (timedelta(days=3), 7 * 86400)])
+def test_changing_an_expiry_offers_the_shortest_preset_that_lasts_as_long(alice_web, shared_file, lifetime, offered):
+    now = timezone.now()
+    share = Share.create_for(file=shared_file, expires_at=now + lifetime)
+    page = alice_web.get(f"/shares/{share.pk}/").content.decode()
+    checked = re.search(r'<input type="radio" name="lifetime" value="(\d+)"[^>]*checked', page)
+    assert checked is not None
+    assert int(checked[1]) == offered

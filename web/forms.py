@@ -52,11 +52,19 @@ class ExpiryForm(forms.Form):
     )
     time_zone = forms.CharField(required=False, max_length=64, widget=forms.HiddenInput)
 
-    def __init__(self, *args, policy: SharingPolicy | None = None, **kwargs):
+    def __init__(self, *args, policy: SharingPolicy | None = None, like: timedelta | None = None, **kwargs):
+        """`like`: the lifetime of the link being changed, so the preset
+        offered first is the shortest that lasts at least as long (a
+        2-minute link is offered 1 hour, not the policy's default week)."""
         super().__init__(*args, **kwargs)
         self.policy = policy or SharingPolicy.current()
         choices = lifetime_choices(self.policy)
         self.fields["lifetime"].choices = choices
+        presets = [value for value, _label in choices if value != CUSTOM]
+        if like is not None:
+            longer = [value for value in presets if int(value) >= like.total_seconds()]
+            self.fields["lifetime"].initial = longer[0] if longer else presets[-1]
+            return
         default = str(int(self.policy.default_lifetime.total_seconds()))
         self.fields["lifetime"].initial = default if default in dict(choices) else choices[0][0]
 

@@ -85,7 +85,7 @@ class ShareDetailView(LoginRequiredMixin, PageHeadersMixin, TemplateView):
             state=state,
             link=url,
             qr=qr_svg(url, label=_("QR code of the link")),
-            expiry_form=expiry_form or ExpiryForm(),
+            expiry_form=expiry_form or ExpiryForm(like=share.expires_at - share.created_at),
             history=history(share),
             history_limit=HISTORY_LINES,
             **kwargs,
