@@ -1,6 +1,6 @@
 from django.urls import path
 
-from web.views import auth, dashboard, files, shares
+from web.views import auth, dashboard, files, shares, tokens
 
 app_name = "web"
 
@@ -10,6 +10,7 @@ urlpatterns = [
     path("logout/", auth.LogoutView.as_view(), name="logout"),
     path("account/password/", auth.PasswordChangeView.as_view(), name="password-change"),
     path("account/password/done/", auth.PasswordChangeDoneView.as_view(), name="password-change-done"),
+    path("account/token/", tokens.TokenView.as_view(), name="token"),
     path("files/", files.UploadView.as_view(), name="upload"),
     path("files/<int:pk>/delete/", files.FileDeleteView.as_view(), name="file-delete"),
     path("files/<int:pk>/share/", shares.ShareCreateView.as_view(), name="share-create"),

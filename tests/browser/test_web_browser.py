@@ -281,3 +281,14 @@ def test_a_local_time_shown_is_the_owners(owner, shared_file):
     assert isinstance(
         datetime.fromisoformat(owner.locator("dt:text-is('Expires') + dd time").get_attribute("datetime")), datetime
     )
+
+
+def test_the_api_token_page_makes_a_token_once_and_passes_axe(owner):
+    owner.goto("/account/token/")
+    axe_check(owner)
+    owner.get_by_role("button", name="Make a token").click()
+    expect(owner.locator("#new-token")).to_have_text(re.compile(r"^[0-9a-f]{40}$"))
+    axe_check(owner)
+    owner.goto("/account/token/")
+    expect(owner.locator("#new-token")).to_have_count(0)  # shown once
+    expect(owner.get_by_role("button", name="Revoke the token")).to_be_visible()
