@@ -6,10 +6,11 @@ model, two spellings of the same header).
 """
 
 from django.contrib.auth import get_user_model
-from django.db import connections, router
+from django.db import connections, router, transaction
 from django.utils.translation import gettext_lazy as _
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
+from rest_framework.authtoken.models import Token
 
 from sharing import rows
 
@@ -67,3 +68,16 @@ class TokenAuthenticationScheme(OpenApiAuthenticationExtension):
             "scheme": "bearer",
             "description": "Your API token (POST /api/auth/token/), as `Bearer <token>` or `Token <token>`.",
         }
+
+
+def issue_token(user) -> Token:
+    """A new API token for `user`, replacing any it had (the old key stops
+    working in the same transaction)."""
+    with transaction.atomic():
+        Token.objects.filter(user=user).delete()
+        return Token.objects.create(user=user)
+
+
+def revoke_tokens(user) -> None:
+    """`user`'s API token no longer works."""
+    Token.objects.filter(user=user).delete()

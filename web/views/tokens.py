@@ -9,6 +9,7 @@ from django.utils.translation import gettext as _
 from django.views.generic import TemplateView
 from rest_framework.authtoken.models import Token
 
+from sharing.authentication import issue_token, revoke_tokens
 from web.security import PageHeadersMixin
 
 
@@ -20,10 +21,10 @@ class TokenView(LoginRequiredMixin, PageHeadersMixin, TemplateView):
         return super().get_context_data(**kwargs)
 
     def post(self, request, *args, **kwargs):
-        Token.objects.filter(user=request.user).delete()  # a new one replaces it: the old one stops working
         if request.POST.get("action") == "revoke":
+            revoke_tokens(request.user)
             messages.success(request, _("Your API token was revoked: it no longer works."))
             return redirect("web:token")
-        token = Token.objects.create(user=request.user)
+        token = issue_token(request.user)  # replaces the old one, which stops working
         # The key is in this answer only: never stored where a page could show it again.
         return self.render_to_response(self.get_context_data(token=token, new_key=token.key), status=201)
