@@ -26,7 +26,8 @@ ANSWERS = {
 }
 
 PAGE_CSP = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    # connect-src: a limited link's page asks itself for the downloads left (liveleft.js).
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 )
 

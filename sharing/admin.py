@@ -134,6 +134,7 @@ class ShareAdmin(ShareHistoryMixin, admin.ModelAdmin):
         "max_downloads",
         "downloads_left",
         "has_password",
+        "message",
         "created_at",
         "updated_at",
         "history",

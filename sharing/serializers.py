@@ -20,6 +20,7 @@ from sharing.exceptions import PayloadTooLarge
 from sharing.models import (
     KEEP,
     MAX_DOWNLOADS_LIMIT,
+    MESSAGE_MAX_LENGTH,
     Share,
     SharingPolicy,
     StoredFile,
@@ -188,6 +189,18 @@ class LinkRulesSerializer(serializers.Serializer):
     )
 
 
+class ShareMessageSerializer(serializers.Serializer):
+    """The owner's note to the recipient."""
+
+    message = StrictCharField(
+        required=False,
+        allow_blank=True,
+        max_length=MESSAGE_MAX_LENGTH,
+        help_text="A note shown to the recipient on the link's page, as plain text (HTML is shown as typed, "
+        "not rendered), after the password if the link has one; an empty string removes it.",
+    )
+
+
 class NoticeSettingsSerializer(serializers.Serializer):
     """Which emails the owner gets about a link (see docs/api.md, Email)."""
 
@@ -250,7 +263,9 @@ def refuse_unknown_fields(serializer: serializers.Serializer, message: str) -> N
         raise serializers.ValidationError(dict.fromkeys(extra, message))
 
 
-class ShareCreateSerializer(ExpiryInputSerializer, LinkRulesSerializer, NoticeSettingsSerializer):
+class ShareCreateSerializer(
+    ExpiryInputSerializer, LinkRulesSerializer, ShareMessageSerializer, NoticeSettingsSerializer
+):
     file = OwnFileField(queryset=StoredFile.objects.all(), help_text="Id of one of your files.")
 
     def validate_password(self, password: str) -> str:
@@ -276,13 +291,16 @@ class ShareCreateSerializer(ExpiryInputSerializer, LinkRulesSerializer, NoticeSe
             password=validated_data.get("password", ""),
             notify_first_download=validated_data.get("notify_first_download", False),
             remind_before_expiry=validated_data.get("remind_before_expiry", True),
+            message=validated_data.get("message", ""),
         )
 
     def to_representation(self, instance):
         return ShareSerializer(instance, context=self.context).data
 
 
-class ShareUpdateSerializer(ExpiryInputSerializer, LinkRulesSerializer, NoticeSettingsSerializer):
+class ShareUpdateSerializer(
+    ExpiryInputSerializer, LinkRulesSerializer, ShareMessageSerializer, NoticeSettingsSerializer
+):
     """Change a live share: its deadline (expires_in or expires_at), its
     download limit, its password, or several at once."""
 
@@ -305,6 +323,7 @@ class ShareUpdateSerializer(ExpiryInputSerializer, LinkRulesSerializer, NoticeSe
             "password": data.get("password", KEEP),
             "notify_first_download": data.get("notify_first_download", KEEP),
             "remind_before_expiry": data.get("remind_before_expiry", KEEP),
+            "message": data.get("message", KEEP),
         }
 
 

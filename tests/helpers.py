@@ -35,6 +35,7 @@ SHARE_FIELDS = [
     "max_downloads",
     "downloads_left",
     "has_password",
+    "message",
     "lateness_ms",
     "notify_first_download",
     "remind_before_expiry",

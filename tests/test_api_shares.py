@@ -62,6 +62,7 @@ def test_create_with_expires_in(alice_client, alice_file, clock):
         "max_downloads": None,
         "downloads_left": None,
         "has_password": False,
+        "message": "",
         "lateness_ms": None,
         "notify_first_download": False,
         "remind_before_expiry": True,
@@ -421,7 +422,7 @@ def test_patch_with_neither_field_is_400(alice_client, alice_file):
     assert response.status_code == 400
     assert response.json() == {
         "non_field_errors": [
-            "Give at least one of expires_in, expires_at, max_downloads, password, "
+            "Give at least one of expires_in, expires_at, max_downloads, password, message, "
             "notify_first_download, remind_before_expiry."
         ]
     }
@@ -478,7 +479,7 @@ def test_patch_of_other_fields_is_400(alice_client, alice_file, body):
     field = next(name for name in body if name != "expires_in")
     assert response.json() == {
         field: [
-            "This field cannot be changed; send only expires_in, expires_at, max_downloads, password, "
+            "This field cannot be changed; send only expires_in, expires_at, max_downloads, password, message, "
             "notify_first_download, remind_before_expiry."
         ]
     }

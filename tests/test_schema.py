@@ -70,7 +70,7 @@ def test_schema_describes_the_share_fields(schema):
     share = schema["components"]["schemas"]["Share"]
 
     assert list(share["properties"]) == SHARE_FIELDS
-    rules = {"max_downloads", "password", "notify_first_download", "remind_before_expiry"}
+    rules = {"max_downloads", "password", "message", "notify_first_download", "remind_before_expiry"}
     assert (
         set(schema["components"]["schemas"]["ShareCreateRequest"]["properties"])
         == {"file", "expires_in", "expires_at"} | rules

@@ -57,7 +57,7 @@ def test_creation_is_recorded_with_its_deadline_and_rules(shared_file):
     event = only(share, Kind.CREATED)
     assert event.at == share.created_at
     assert event.expires_at == share.expires_at
-    assert event.details == {"max_downloads": 3, "password": True}
+    assert event.details == {"max_downloads": 3, "password": True, "message": False}
     assert kinds(share) == [Kind.CREATED]
 
 

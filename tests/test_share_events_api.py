@@ -48,7 +48,7 @@ def test_the_owner_reads_the_history_oldest_first(alice_client, share):
     renewed, downloaded = results[1], results[2]
     assert renewed["old_expires_at"] == old.isoformat().replace("+00:00", "Z")
     assert (downloaded["bytes"], downloaded["client_address"], downloaded["user_agent"]) == (13, "192.0.2.0", "curl/8")
-    assert results[0]["details"] == {"max_downloads": None, "password": False}
+    assert results[0]["details"] == {"max_downloads": None, "password": False, "message": False}
     assert results[3]["lateness_ms"] is None
 
 

@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from sharing.models import MAX_DOWNLOADS_LIMIT, SharingPolicy, check_upload, format_duration
+from sharing.models import MAX_DOWNLOADS_LIMIT, MESSAGE_MAX_LENGTH, SharingPolicy, check_upload, format_duration
 
 CUSTOM = "custom"
 # The lifetimes a person picks most (what Pingvin Share and Send offer).
@@ -122,6 +122,13 @@ class ShareForm(ExpiryForm):
         max_length=1024,
         widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
         help_text=_("Recipients must type it before they see the file. Leave empty for none."),
+    )
+    message = forms.CharField(
+        label=_("Message to the recipient"),
+        required=False,
+        max_length=MESSAGE_MAX_LENGTH,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text=_("Shown on the link's page as plain text. Optional."),
     )
     notify_first_download = forms.BooleanField(
         label=_("Email me when it is first downloaded"), required=False, initial=False

@@ -47,6 +47,8 @@ def _detail(event: ShareEvent) -> str:
             changes.append(_("download limit %(old)s → %(new)s") % {"old": old or unlimited, "new": new or unlimited})
         if "password" in event.details:
             changes.append(_("password %(change)s") % {"change": event.details["password"]})
+        if "message" in event.details:
+            changes.append(_("message %(change)s") % {"change": event.details["message"]})
         return ", ".join(changes)
     return ""
 

@@ -37,12 +37,21 @@ from sharing.models.files import (
 from sharing.models.policy import SharingPolicy, format_duration
 from sharing.models.reactivation import ReactivationRefused, reactivate
 from sharing.models.removal import delete_file
-from sharing.models.shares import KEEP, MAX_DOWNLOADS_LIMIT, Share, ShareQuerySet, fold_pending, new_share_token
+from sharing.models.shares import (
+    KEEP,
+    MAX_DOWNLOADS_LIMIT,
+    MESSAGE_MAX_LENGTH,
+    Share,
+    ShareQuerySet,
+    fold_pending,
+    new_share_token,
+)
 from sharing.models.state import EndState, Fate, locked_now
 
 __all__ = [
     "KEEP",
     "MAX_DOWNLOADS_LIMIT",
+    "MESSAGE_MAX_LENGTH",
     "Download",
     "EndState",
     "Fate",

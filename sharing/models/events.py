@@ -163,12 +163,12 @@ def change_events(share_id: int, at: datetime, before: dict, after: dict, *, end
     details = {}
     if "max_downloads" in after and after["max_downloads"] != before["max_downloads"]:
         details["max_downloads"] = [before["max_downloads"], after["max_downloads"]]
-    if "password_hash" in after:
-        had, has = bool(before["password_hash"]), bool(after["password_hash"])
-        if has:
-            details["password"] = "changed" if had else "set"
-        elif had:
-            details["password"] = "removed"
+    # Whether, not what: the history (and the webhooks it feeds) carries
+    # neither a password's hash nor the note itself.
+    for field, name in (("password_hash", "password"), ("message", "message")):
+        if field in after and after[field] != before[field]:
+            had, has = bool(before[field]), bool(after[field])
+            details[name] = ("changed" if had else "set") if has else "removed"
     if details:
         events.append(ShareEvent(share_id=share_id, kind=ShareEvent.Kind.CHANGED, at=at, details=details))
     if ended:

@@ -18,6 +18,8 @@ from django.contrib.auth import hashers
 from django.core.exceptions import ValidationError
 from django.db import models, router, transaction
 from django.db.models import F, Q
+from django.db.models.functions import Length
+from django.db.models.lookups import LessThanOrEqual
 from django.utils import timezone
 
 from sharing import rows
@@ -31,10 +33,20 @@ from sharing.signals import share_ended, share_schedule_changed
 # "Leave as it is" for optional arguments where None means something (no limit).
 KEEP = object()
 # What Share.change may change, and the count that decides whether a new limit ends the share.
-_CHANGEABLE = ("expires_at", "max_downloads", "password_hash", "download_count", "bytes_left", "bytes_reserved")
+_CHANGEABLE = (
+    "expires_at",
+    "max_downloads",
+    "password_hash",
+    "message",
+    "download_count",
+    "bytes_left",
+    "bytes_reserved",
+)
 
 # Far above any real use, and within the column on every database.
 MAX_DOWNLOADS_LIMIT = 1_000_000_000
+# A note, not a letter: long enough for a few sentences, short enough for the page's card.
+MESSAGE_MAX_LENGTH = 1000
 
 SHARE_TOKEN_BYTES = 32  # 256 random bits: far beyond guessing (128 would do).
 # Shares folded per transaction by the background fold: bounded work under
@@ -104,6 +116,14 @@ class Share(DownloadCounting, models.Model):
     )
     # A Django password hash (never the password); "" when the link has none.
     password_hash = models.CharField(max_length=255, blank=True, default="", editable=False)
+    # Shown as plain text (escaped) on the link's page once it is unlocked.
+    message = models.TextField(
+        max_length=MESSAGE_MAX_LENGTH,
+        blank=True,
+        default="",
+        db_default="",
+        help_text="A note from the owner, shown to the recipient on the link's page (plain text).",
+    )
     # Email notices to the owner (the notices app sends them; each is claimed
     # once with a conditional UPDATE of its *_at column, see notices.claims).
     # db_default too: rows inserted outside Django (bench/db.py) get the same.
@@ -145,6 +165,10 @@ class Share(DownloadCounting, models.Model):
                 name="share_status_matches_end",
             ),
             models.CheckConstraint(condition=Q(expires_at__gt=F("created_at")), name="share_expires_after_creation"),
+            # Counted in characters on both databases (a TextField's max_length binds only forms).
+            models.CheckConstraint(
+                condition=LessThanOrEqual(Length("message"), MESSAGE_MAX_LENGTH), name="share_message_length"
+            ),
             # A limited link has a byte budget, an unlimited one none (the
             # budget never goes below 0: a positive column).
             models.CheckConstraint(
@@ -236,6 +260,7 @@ class Share(DownloadCounting, models.Model):
         password: str = "",
         notify_first_download: bool = False,
         remind_before_expiry: bool = True,
+        message: str = "",
     ) -> "Share":
         # Hashing takes ~0.3 s by design: never while holding the write lock.
         password_hash = hashers.make_password(password) if password else ""
@@ -249,6 +274,7 @@ class Share(DownloadCounting, models.Model):
             password_hash=password_hash,
             notify_first_download=notify_first_download,
             remind_before_expiry=remind_before_expiry,
+            message=message,
         )
         share.start_budget()
         with transaction.atomic():
@@ -264,7 +290,7 @@ class Share(DownloadCounting, models.Model):
                 ShareEvent.Kind.CREATED,
                 now,
                 expires_at=expires_at,
-                details={"max_downloads": max_downloads, "password": bool(password)},
+                details={"max_downloads": max_downloads, "password": bool(password), "message": bool(message)},
             )
             transaction.on_commit(partial(announce_schedule, share.pk, expires_at))
         share.pending_downloads = 0  # a new share has none: total_downloads needs no query
@@ -293,8 +319,9 @@ class Share(DownloadCounting, models.Model):
         password=KEEP,
         notify_first_download=KEEP,
         remind_before_expiry=KEEP,
+        message=KEEP,
     ) -> bool:
-        """Change a live share's deadline, download limit or password, or none.
+        """Change a live share's deadline, download limit, password or message, or none.
 
         Return False (and change nothing) when the share is no longer active,
         including when its deadline has passed before this commit (a change
@@ -311,6 +338,8 @@ class Share(DownloadCounting, models.Model):
         values = {}
         if password is not KEEP:
             values["password_hash"] = hashers.make_password(password) if password else ""
+        if message is not KEEP:
+            values["message"] = message
         for name, value in (
             ("notify_first_download", notify_first_download),
             ("remind_before_expiry", remind_before_expiry),

@@ -56,6 +56,7 @@ class ShareCreateView(OwnerFormView):
                 password=data.get("password") or "",
                 notify_first_download=data["notify_first_download"],
                 remind_before_expiry=data["remind_before_expiry"],
+                message=data["message"],
             )
         except ValidationError:
             # The deadline passed while waiting for the write lock.
