@@ -124,7 +124,8 @@ def test_every_reader_of_a_share_agrees_on_what_happened_to_it(state, alice, ali
     assert live["ended"].startswith(owner_sentence) if owner_sentence else live["ended"] == ""
     row = alice_web.get("/").content.decode()
     assert f'data-field="status_label" data-expired-label="Expired">{live["status_label"]}</span>' in row
-    assert f'data-field="ended">{live["ended"]}</small>' in row
+    ended_at = f' <time class="local-time" datetime="{live["ended_at"]}">{live["ended_when"]}</time>'
+    assert f'data-field="ended">{live["ended"]}{ended_at if live["ended_at"] else ""}</small>' in row
 
 
 def test_a_live_share_whose_file_row_went_without_ending_it_reads_as_file_deleted(shared_file, alice_client):

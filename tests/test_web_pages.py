@@ -322,14 +322,18 @@ def test_the_status_tabs_filter_by_the_status_a_visitor_sees(alice_web, shared_f
     assert rows("unshared") == {gone.pk}
     assert rows("nonsense") == {live.pk, gone.pk, overdue.pk}
     page = alice_web.get("/?status=expired").content.decode()
-    assert "Expired at " + overdue.expires_at.strftime("%-d %b %Y, %H:%M:%S") in page
+    moment = overdue.expires_at
+    at = f'<time class="local-time" datetime="{moment.isoformat()}">{moment:%-d %b %Y, %H:%M:%S} UTC'
+    assert f"Expired at {at}" in page
 
 
 def test_an_ended_share_says_how_and_when_it_ended(alice_web, shared_file):
     share = share_of(shared_file)
     share.unshare()
     page = alice_web.get(f"/shares/{share.pk}/").content.decode()
-    assert "Unshared at " + share.ended_at.strftime("%-d %b %Y, %H:%M:%S") + " UTC" in page
+    moment = share.ended_at
+    at = f'<time class="local-time" datetime="{moment.isoformat()}">{moment:%-d %b %Y, %H:%M:%S} UTC'
+    assert f"Unshared at {at}" in page
     assert "Extend or shorten" not in page  # only a live share can be changed
 
 
@@ -360,7 +364,8 @@ def test_the_live_answer_gives_the_owners_shares_states(alice_web, shared_file, 
     assert live["downloads_left"] == "1"
     assert 3_590_000 < live["ms_left"] <= 3_600_000
     assert states[str(ended.pk)]["status"] == "unshared"
-    assert states[str(ended.pk)]["ended"].startswith("Unshared at ")
+    assert states[str(ended.pk)]["ended"] == "Unshared at"
+    assert states[str(ended.pk)]["ended_at"] == ended.ended_at.isoformat()
 
 
 @pytest.mark.parametrize("ids", ["", "1,x", "-1", ",".join(["1"] * 201), "9" * 30])

@@ -49,11 +49,13 @@ def how_it_ended(share: Share, now: datetime) -> tuple[str, datetime | None] | t
 
 
 def _ended_text(sentence: str | None, moment: datetime | None) -> str:
+    """The words before the moment (a <time> the script shows in the
+    reader's zone, like every other moment on the page)."""
     if sentence is None:
         return ""
     if moment is None:  # a live share whose file row went without ending it
         return sentence
-    return _("%(how)s at %(when)s") % {"how": sentence, "when": when(moment)}
+    return _("%(how)s at") % {"how": sentence}
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,7 @@ class ShareState:
     ms_left: int
     ended: str
     ended_at: str
+    ended_when: str
     downloads: str
     downloads_left: str
 
@@ -92,6 +95,7 @@ def share_state(share: Share, now: datetime) -> ShareState:
         ms_left=max(0, int((share.expires_at - now).total_seconds() * 1000)) if live else 0,
         ended=_ended_text(sentence, moment),
         ended_at=moment.isoformat() if moment else "",
+        ended_when=when(moment) if moment else "",
         downloads=downloads,
         downloads_left=left,
     )

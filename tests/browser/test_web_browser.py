@@ -201,6 +201,33 @@ def test_extending_a_share_shows_its_new_time(owner, shared_file):
     axe_check(owner)  # the page with its message list
 
 
+# A moment as the pages' script writes it in the reader's zone, named.
+LOCAL_MOMENT = re.compile(r"^[A-Z][a-z]{2} \d{1,2}, \d{4}, \d{1,2}:\d\d:\d\d [AP]M (UTC|GMT[+-]\d{1,2}(:\d\d)?)$")
+
+
+def words_broken_across_lines(page, selector: str) -> list[str]:
+    """The words inside `selector` that the layout split over two lines."""
+    return page.evaluate(
+        """(selector) => {
+          const broken = [];
+          for (const cell of document.querySelectorAll(selector)) {
+            const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+            for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+              for (const word of node.data.matchAll(/\\S+/g)) {
+                const range = document.createRange();
+                range.setStart(node, word.index);
+                range.setEnd(node, word.index + word[0].length);
+                const tops = new Set([...range.getClientRects()].map((rect) => Math.round(rect.top)));
+                if (tops.size > 1) broken.push(word[0]);
+              }
+            }
+          }
+          return broken;
+        }""",
+        selector,
+    )
+
+
 def test_the_dashboard_shows_each_links_life_and_reads_well(owner, alice, make_file):
     report = make_file(alice, name="Quarterly report.pdf", data=b"%PDF" * 500, content_type="application/pdf")
     photo = make_file(alice, name="Team photo.jpg", data=b"\xff\xd8" * 40_000, content_type="image/jpeg")
@@ -215,6 +242,10 @@ def test_the_dashboard_shows_each_links_life_and_reads_well(owner, alice, make_f
     expect(row_of(owner, limited).locator('[data-field="downloads"]')).to_have_text("2 (limit 5)")
     expect(row_of(owner, limited).locator('[data-field="downloads_left"]')).to_have_text("3")
     expect(row_of(owner, used).locator('[data-field="ended"]')).to_contain_text("Download limit reached at")
+    # One way to write a moment on the page: when a link ended reads like when one expires.
+    expect(row_of(owner, used).locator('[data-field="ended"] time')).to_have_text(LOCAL_MOMENT)
+    expect(row_of(owner, limited).locator("td[data-label=Expires] time")).to_have_text(LOCAL_MOMENT)
+    assert words_broken_across_lines(owner, ".file-name") == []
     expect(row_of(owner, limited).locator('[data-field="time_left"]')).to_have_text(
         re.compile(r"^(3 d 0 h 0 min|2 d 23 h 59 min)$")
     )
@@ -232,6 +263,7 @@ def test_the_dashboard_works_on_a_phone(anon_context, alice, shared_file):
     sign_in(page, "alice", PASSWORD)
     overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
     assert overflow <= 0
+    assert words_broken_across_lines(page, ".file-name") == []
     expect(page.get_by_role("button", name=re.compile("^Unshare"))).to_be_visible()
     axe_check(page)
     save_screenshot(page, "web-dashboard-phone")
@@ -292,3 +324,14 @@ def test_the_api_token_page_makes_a_token_once_and_passes_axe(owner):
     owner.goto("/account/token/")
     expect(owner.locator("#new-token")).to_have_count(0)  # shown once
     expect(owner.get_by_role("button", name="Revoke the token")).to_be_visible()
+
+
+@pytest.mark.parametrize("width", [390, 768, 1024, 1280])
+def test_file_names_wrap_between_words_at_every_width(anon_context, alice, make_file, width):
+    for name in ("Quarterly financial statements.pdf", "Minutes of the board meeting.docx", "Team photo.jpg"):
+        share_of(make_file(alice, name=name), seconds=5 * 3600, max_downloads=3, password="pw")
+    page = anon_context(viewport={"width": width, "height": 900}).new_page()
+    sign_in(page, "alice", PASSWORD)
+    expect(page.locator("tbody tr.share-row")).to_have_count(3)
+    assert words_broken_across_lines(page, ".file-name") == []
+    assert page.evaluate("document.documentElement.scrollWidth") <= width  # nothing wider than the screen

@@ -59,8 +59,25 @@
       return;
     }
     setText(row, "status_label", state.status_label);
-    setText(row, "ended", state.ended);
+    showEnd(row, state);
     if (!row.ended || state.status !== "expired") end(row, state.status);
+  }
+
+  function showEnd(row, state) {
+    // The words, then the moment as a <time> in the reader's zone (as rendered).
+    var el = field(row, "ended");
+    if (!el || el.dataset.endedAt === state.ended_at) return;
+    el.dataset.endedAt = state.ended_at;
+    el.textContent = state.ended;
+    if (state.ended_at) {
+      var moment = document.createElement("time");
+      moment.className = "local-time";
+      moment.setAttribute("datetime", state.ended_at);
+      moment.textContent = state.ended_when;
+      el.appendChild(document.createTextNode(" "));
+      el.appendChild(moment);
+      time.showLocalTimes(el);
+    }
   }
 
   var timer = null;
