@@ -51,6 +51,10 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # The page's language: the switcher's cookie, else the browser's
+    # Accept-Language, else LANGUAGE_CODE. After sessions, before
+    # CommonMiddleware (which may redirect, in the chosen language).
+    "microcloud.languages.PageLanguageMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -142,7 +146,26 @@ LOGIN_URL = "web:login"
 LOGIN_REDIRECT_URL = "web:dashboard"
 LOGOUT_REDIRECT_URL = "web:login"
 
-LANGUAGE_CODE = "en-us"
+# --- Languages --------------------------------------------------------------
+# The pages and emails speak these (docs/translations.md adds one). Each name
+# is written in its own language, as a reader looks for it in the switcher.
+LANGUAGES = [("en", "English"), ("fr", "Français")]
+# The language of pages whose reader's browser asks for none we speak, and of
+# the email notices, which the daemon sends with no reader to ask.
+LANGUAGE_CODE = os.environ.get("LANGUAGE_CODE", "en").strip().lower() or "en"
+if LANGUAGE_CODE not in dict(LANGUAGES):
+    raise ImproperlyConfigured(
+        f"LANGUAGE_CODE must be one of {', '.join(dict(LANGUAGES))}, got {LANGUAGE_CODE!r}"
+    )
+# One catalogue for the whole project at the repository's root rather than
+# one per app: the pages, forms and emails share their words ("link",
+# "expires"), and a translator keeps them consistent in one file.
+LOCALE_PATHS = [BASE_DIR / "locale"]
+# The switcher's choice (Django's set_language view) lives in this cookie,
+# sent like the session's: over HTTPS only when the site is.
+LANGUAGE_COOKIE_SECURE = envbool("HTTPS", False)
+LANGUAGE_COOKIE_HTTPONLY = True
+LANGUAGE_COOKIE_SAMESITE = "Lax"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

@@ -23,6 +23,8 @@ urlpatterns = [
     re_path(r"^api(?:/(?P<rest>.*))?$", api_not_found, name="api-not-found"),
     # Clients that ask without reading the pages' <link rel="icon">.
     path("favicon.ico", lambda request: HttpResponsePermanentRedirect(static("favicon.svg"))),
+    # POST /i18n/setlang/: the language switcher's form (Django's set_language).
+    path("i18n/", include("django.conf.urls.i18n")),
     path("", include("links.urls")),
     path("", include("web.urls")),
 ]

@@ -75,7 +75,8 @@ def test_the_landing_page_shows_the_file_and_counts_nothing(alice, make_file):
     for expected in ("Quarterly report.pdf", "2.0\u00a0KB", "application/pdf", 'class="countdown"', "3"):
         assert expected in text
     assert f'href="{reverse("public-download", args=[share.token])}"' in text
-    assert response["Vary"] == "Accept"
+    # The page is in the reader's language; its switcher's form carries a CSRF token (Cookie).
+    assert response["Vary"] == "Accept, Cookie, Accept-Language"
     assert "script-src 'self'" in response["Content-Security-Policy"]
     assert "unsafe-inline" not in response["Content-Security-Policy"]
     assert count(share) == 0
