@@ -6,6 +6,9 @@ EMAIL_BACKEND (the console by default; SMTP configured from the environment,
 see settings). An owner without an address is skipped and logged. Every
 function here runs on the mail worker thread (notices.worker), after the
 notice's claim has committed.
+
+No reader's browser is there to ask for a language: notices are written in
+the deployment's LANGUAGE_CODE (docs/translations.md).
 """
 
 import logging
@@ -14,7 +17,9 @@ from datetime import timedelta
 from django.conf import settings
 from django.core.mail import send_mail
 from django.template.loader import render_to_string
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from notices.claims import claim_first_download
 from sharing.models import Share
@@ -35,16 +40,24 @@ def notify_first_download(share_id: int) -> bool:
     return _send(share_id, "first_download")
 
 
+UNITS = (
+    ("day", 86400, lambda count: ngettext("%(count)d day", "%(count)d days", count)),
+    ("hour", 3600, lambda count: ngettext("%(count)d hour", "%(count)d hours", count)),
+    ("minute", 60, lambda count: ngettext("%(count)d minute", "%(count)d minutes", count)),
+)
+
+
 def time_left(left: timedelta) -> str:
     """About how long is left, in the largest unit that fits (a reminder
-    sent a little after its time still says "24 hours", not "1439 minutes")."""
+    sent a little after its time still says "24 hours", not "1439 minutes"),
+    in the active language."""
     seconds = max(left.total_seconds(), 0)
-    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+    for unit, size, words in UNITS:
         if seconds >= size * 2 or (unit == "hour" and seconds >= size):
             count = round(seconds / size)
-            return f"{count} {unit}{'s' if count != 1 else ''}"
+            return words(count) % {"count": count}
     count = max(1, round(seconds / 60))
-    return f"{count} minute{'s' if count != 1 else ''}"
+    return UNITS[-1][2](count) % {"count": count}
 
 
 def _send(share_id: int, kind: str) -> bool:
@@ -56,16 +69,8 @@ def _send(share_id: int, kind: str) -> bool:
     if not address:
         logger.info("%s notice for share %s skipped: %s has no email address", kind, share_id, share.owner)
         return False
-    context = {
-        "share": share,
-        "owner": share.owner,
-        "file_name": share.file.name if share.file_id else "a deleted file",
-        "time_left": time_left(share.expires_at - timezone.now()),
-        "site_url": settings.SITE_URL.rstrip("/"),
-    }
-    # One line: a file name is the owner's own text, never a header break.
-    subject = " ".join(render_to_string(f"notices/{kind}_subject.txt", context).split())
-    body = render_to_string(f"notices/{kind}.txt", context)
+    with translation.override(settings.LANGUAGE_CODE):
+        subject, body = _render(share, kind)
     try:
         send_mail(subject, body, None, [address])
     except Exception:
@@ -74,3 +79,17 @@ def _send(share_id: int, kind: str) -> bool:
         return False
     logger.info("%s notice for share %s sent to %s", kind, share_id, address)
     return True
+
+
+def _render(share: Share, kind: str) -> tuple[str, str]:
+    """The notice's subject and body, in the active language."""
+    context = {
+        "share": share,
+        "owner": share.owner,
+        "file_name": share.file.name if share.file_id else _("a deleted file"),
+        "time_left": time_left(share.expires_at - timezone.now()),
+        "site_url": settings.SITE_URL.rstrip("/"),
+    }
+    # One line: a file name is the owner's own text, never a header break.
+    subject = " ".join(render_to_string(f"notices/{kind}_subject.txt", context).split())
+    return subject, render_to_string(f"notices/{kind}.txt", context)

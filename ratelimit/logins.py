@@ -16,6 +16,8 @@ from django.conf import settings
 from django.contrib.auth import REDIRECT_FIELD_NAME
 from django.core.exceptions import ValidationError
 from django.template.response import TemplateResponse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from ratelimit.limits import CountersUnavailable, RateLimit, client_address
 from ratelimit.waits import wait_in_words
@@ -23,21 +25,25 @@ from ratelimit.waits import wait_in_words
 logger = logging.getLogger(__name__)
 
 WINDOW = 600
-TOO_MANY = "Too many log-in attempts."
-PAUSED = "Log-ins are paused for a moment: the attempt counter cannot be reached."
+# Lazy: read in the language of the request that was refused.
+TOO_MANY = gettext_lazy("Too many log-in attempts.")
+PAUSED = gettext_lazy("Log-ins are paused for a moment: the attempt counter cannot be reached.")
 
 
 class LoginRefused(Exception):
     """An attempt refused before its password was looked at."""
 
-    def __init__(self, status: int, message: str, retry_after: int):
+    def __init__(self, status: int, message, retry_after: int):
         super().__init__(message)
         self.status = status
         self.message = message
         self.retry_after = retry_after
 
     def sentence(self) -> str:
-        return f"{self.message} Try again in {wait_in_words(self.retry_after)}."
+        return _("%(refusal)s Try again in %(wait)s.") % {
+            "refusal": self.message,
+            "wait": wait_in_words(self.retry_after),
+        }
 
 
 def _limits() -> tuple[RateLimit, RateLimit]:
@@ -92,7 +98,7 @@ def refused_admin_login(request, refused: LoginRefused) -> TemplateResponse:
     form = RefusedForm(request, data=request.POST)
     context = {
         **admin.site.each_context(request),
-        "title": "Log in",
+        "title": _("Log in"),
         "subtitle": None,
         "app_path": request.get_full_path(),
         "username": request.user.get_username(),

@@ -1,5 +1,7 @@
 """How long to wait, as a person reads it: "Try again in 11 minutes." rather
-than "in 621 seconds"."""
+than "in 621 seconds", in the active language."""
+
+from django.utils.translation import ngettext
 
 
 def wait_in_words(seconds: int) -> str:
@@ -7,6 +9,6 @@ def wait_in_words(seconds: int) -> str:
     than the limit allows)."""
     seconds = max(1, int(seconds))
     if seconds < 60:
-        return f"{seconds} second" + ("" if seconds == 1 else "s")
+        return ngettext("%(count)d second", "%(count)d seconds", seconds) % {"count": seconds}
     minutes = -(-seconds // 60)
-    return f"{minutes} minute" + ("" if minutes == 1 else "s")
+    return ngettext("%(count)d minute", "%(count)d minutes", minutes) % {"count": minutes}
