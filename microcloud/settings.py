@@ -154,9 +154,7 @@ LANGUAGES = [("en", "English"), ("fr", "Français")]
 # the email notices, which the daemon sends with no reader to ask.
 LANGUAGE_CODE = os.environ.get("LANGUAGE_CODE", "en").strip().lower() or "en"
 if LANGUAGE_CODE not in dict(LANGUAGES):
-    raise ImproperlyConfigured(
-        f"LANGUAGE_CODE must be one of {', '.join(dict(LANGUAGES))}, got {LANGUAGE_CODE!r}"
-    )
+    raise ImproperlyConfigured(f"LANGUAGE_CODE must be one of {', '.join(dict(LANGUAGES))}, got {LANGUAGE_CODE!r}")
 # One catalogue for the whole project at the repository's root rather than
 # one per app: the pages, forms and emails share their words ("link",
 # "expires"), and a translator keeps them consistent in one file.
