@@ -64,7 +64,11 @@ admin: migrate
 # well, a gunicorn 27 worker sometimes hangs until --graceful-timeout, and
 # runexpiry sometimes never returns from its join() (both seen here, ~1 in 6).
 SETSID := $(shell command -v setsid 2>/dev/null)
-STOP_BOTH = trap 'trap - HUP INT TERM EXIT; kill $$expiry $$web 2>/dev/null; wait' HUP INT TERM EXIT
+# Ctrl-C or SIGTERM is how the service is meant to stop: after both have
+# stopped gracefully the recipe succeeds (make itself still reports the
+# signal it got: GNU make always dies by a fatal signal it receives).
+STOP_BOTH = trap 'trap - HUP INT TERM EXIT; kill $$expiry $$web 2>/dev/null; wait; exit 0' HUP INT TERM; \
+	trap 'trap - HUP INT TERM EXIT; kill $$expiry $$web 2>/dev/null; wait' EXIT
 # Where to open it, and who can sign in to the admin.
 SAY_WHERE = echo "Serving http://$(HOST):$(PORT)/ (the web app), /admin/ (admin users: $$($(PY) manage.py \
 	shell -v 0 -c 'from django.contrib.auth import get_user_model as u; print(", ".join(u().objects.filter( \
