@@ -58,6 +58,12 @@ class StandardPagination(PageNumberPagination):
             )
         return int(raw)
 
+    def get_page_number(self, request, paginator):
+        """An empty ?page= is not a page number (404 as ?page=abc), not page 1 as DRF reads it."""
+        if request.query_params.get(self.page_query_param) == "":
+            return ""
+        return super().get_page_number(request, paginator)
+
     def get_schema_operation_parameters(self, view):
         parameters = super().get_schema_operation_parameters(view)
         for parameter in parameters:

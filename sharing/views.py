@@ -77,7 +77,8 @@ class LoginsPaused(APIException):
 def refusal_error(refused: LoginRefused) -> APIException:
     """The API's answer to a refused log-in: {"detail": ...} with Retry-After."""
     if refused.status == 429:
-        return Throttled(wait=refused.retry_after, detail=refused.message)
+        # str(): DRF joins the detail with its own words, which a lazy translation is not.
+        return Throttled(wait=refused.retry_after, detail=str(refused.message))
     error = LoginsPaused(refused.sentence())
     error.wait = refused.retry_after  # DRF's handler sends it as Retry-After
     return error

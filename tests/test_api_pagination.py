@@ -81,3 +81,11 @@ def test_the_schema_declares_the_page_bounds_and_their_answers(alice_client):
         page = {p["name"]: p for p in operation["parameters"]}["page"]
         assert page["schema"]["minimum"] == 1, path
         assert {"400", "404"} <= set(operation["responses"]), path
+
+
+def test_an_empty_page_number_is_refused_like_any_other_non_number(alice_client):
+    for page in ("", "abc"):
+        response = alice_client.get(f"/api/shares/?page={page}")
+        assert response.status_code == 404, page
+        assert response.json() == {"detail": "Invalid page."}
+    assert alice_client.get("/api/shares/").status_code == 200  # no page at all: the first
