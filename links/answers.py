@@ -3,26 +3,32 @@ browsers, one plain line for everything else (curl, wget, scripts)."""
 
 from django.http import HttpResponse
 from django.shortcuts import render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from ratelimit.waits import wait_in_words
 from sharing.models import EndState, Share
 
-# kind: (status, plain-text message)
+# kind: (status, plain-text message). Lazy: each is read in the language of
+# the request it answers (a script's too: one that sends no Accept-Language
+# gets the deployment's LANGUAGE_CODE).
 ANSWERS = {
-    "no_such_link": (404, "No such link."),
-    "expired": (410, "This link has expired."),
-    "download_limit": (410, "This link has reached its download limit."),
-    "unshared": (410, "This link has been unshared."),
-    "file_gone": (410, "The shared file is no longer available."),
-    "password_required": (403, "This link needs a password: send it in the X-Share-Password header."),
-    "wrong_password": (403, "Wrong password."),
-    "rate_limited": (429, "Too many requests from your address."),
+    "no_such_link": (404, gettext_lazy("No such link.")),
+    "expired": (410, gettext_lazy("This link has expired.")),
+    "download_limit": (410, gettext_lazy("This link has reached its download limit.")),
+    "unshared": (410, gettext_lazy("This link has been unshared.")),
+    "file_gone": (410, gettext_lazy("The shared file is no longer available.")),
+    "password_required": (403, gettext_lazy("This link needs a password: send it in the X-Share-Password header.")),
+    "wrong_password": (403, gettext_lazy("Wrong password.")),
+    "rate_limited": (429, gettext_lazy("Too many requests from your address.")),
     "password_limited": (
         429,
-        "Too many wrong passwords for this link from your address. If you are its recipient, ask the sender "
-        "to check the password.",
+        gettext_lazy(
+            "Too many wrong passwords for this link from your address. If you are its recipient, ask the sender "
+            "to check the password."
+        ),
     ),
-    "busy": (503, "The service is busy; try again in a moment."),
+    "busy": (503, gettext_lazy("The service is busy; try again in a moment.")),
 }
 
 PAGE_CSP = (
@@ -74,23 +80,27 @@ def budget_note(share: Share | None) -> str:
     how much was used, and that a started download may still be resumed."""
     if share is None or share.bytes_left is None or share.budget is None:
         return ""
-    used = share.budget - share.bytes_left
+    numbers = {"used": share.budget - share.bytes_left, "budget": share.budget, "left": share.bytes_left}
     if share.bytes_left == 0:
-        return f"{used} of its {share.budget} bytes were sent; nothing more may be."
+        return _("%(used)s of its %(budget)s bytes were sent; nothing more may be.") % numbers
     return (
-        f"{used} of its {share.budget} bytes were sent (its limit in copies of the file and a resend "
-        f"allowance). A download already started may be resumed (a Range request: curl -C -, wget -c) "
-        f"while the {share.bytes_left} bytes left hold its rest."
+        _(
+            "%(used)s of its %(budget)s bytes were sent (its limit in copies of the file and a resend "
+            "allowance). A download already started may be resumed (a Range request: curl -C -, wget -c) "
+            "while the %(left)s bytes left hold its rest."
+        )
+        % numbers
     )
 
 
 def answer(request, kind: str, *, share: Share | None = None, retry_after: int | None = None, **context):
     """The refusal `kind` as a page or a line, with its status."""
-    status, message = ANSWERS[kind]
+    status, lazy_message = ANSWERS[kind]
+    message = str(lazy_message)
     note = budget_note(share) if kind == "download_limit" else ""
     wait = wait_in_words(retry_after) if retry_after is not None and status == 429 else ""
     if wait:
-        note = f"Try again in {wait}."
+        note = _("Try again in %(wait)s.") % {"wait": wait}
     if wants_html(request):
         context = {
             "kind": kind,

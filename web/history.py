@@ -6,11 +6,22 @@ from datetime import timedelta
 
 from django.template.defaultfilters import filesizeformat
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from sharing.models import Share, ShareEvent
 from web.presenters import when
 
 HISTORY_LINES = 20  # the admin and GET /api/shares/{id}/events/ have them all
+# A change event's details name what changed in English words (the API's);
+# the page says them in the reader's language.
+CHANGE_WORDS = {
+    ("password", "set"): gettext_lazy("password set"),
+    ("password", "changed"): gettext_lazy("password changed"),
+    ("password", "removed"): gettext_lazy("password removed"),
+    ("message", "set"): gettext_lazy("message set"),
+    ("message", "changed"): gettext_lazy("message changed"),
+    ("message", "removed"): gettext_lazy("message removed"),
+}
 
 
 @dataclass(frozen=True)
@@ -45,10 +56,11 @@ def _detail(event: ShareEvent) -> str:
             old, new = event.details["max_downloads"]
             unlimited = _("unlimited")
             changes.append(_("download limit %(old)s → %(new)s") % {"old": old or unlimited, "new": new or unlimited})
-        if "password" in event.details:
-            changes.append(_("password %(change)s") % {"change": event.details["password"]})
-        if "message" in event.details:
-            changes.append(_("message %(change)s") % {"change": event.details["message"]})
+        for name in ("password", "message"):
+            change = event.details.get(name)
+            if change is not None:
+                words = CHANGE_WORDS.get((name, change))
+                changes.append(str(words) if words else f"{name} {change}")
         return ", ".join(changes)
     return ""
 

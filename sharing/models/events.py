@@ -14,6 +14,7 @@ from functools import lru_cache
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import models, router
+from django.utils.translation import pgettext_lazy
 
 from sharing import rows
 from sharing.signals import share_events_saved
@@ -85,18 +86,24 @@ def visitor_fields(visitor: "Visitor | None") -> dict:
 
 class ShareEvent(models.Model):
     class Kind(models.TextChoices):
-        CREATED = "created"
-        RENEWED = "renewed"  # the deadline moved (later or earlier)
-        CHANGED = "changed"  # download limit or password
-        DOWNLOADED = "downloaded"  # a response from byte 0: one copy started
-        RESUMED = "resumed"  # a response from a later byte: a download continued
-        WRONG_PASSWORD = "wrong_password", "wrong password"
-        UNSHARED = "unshared"
-        EXPIRED = "expired"
-        DOWNLOAD_LIMIT_REACHED = "download_limit_reached", "download limit reached"
-        FILE_DELETED = "file_deleted", "file deleted"
+        # Labels for people (the share page's history, the admin), in the
+        # reader's language; the values are the API's and never change.
+        CREATED = "created", pgettext_lazy("share event", "Created")
+        # The deadline moved (later or earlier).
+        RENEWED = "renewed", pgettext_lazy("share event", "Renewed")
+        # Download limit, password or message.
+        CHANGED = "changed", pgettext_lazy("share event", "Changed")
+        # A response from byte 0: one copy started.
+        DOWNLOADED = "downloaded", pgettext_lazy("share event", "Downloaded")
+        # A response from a later byte: a download continued.
+        RESUMED = "resumed", pgettext_lazy("share event", "Resumed")
+        WRONG_PASSWORD = "wrong_password", pgettext_lazy("share event", "wrong password")
+        UNSHARED = "unshared", pgettext_lazy("share event", "Unshared")
+        EXPIRED = "expired", pgettext_lazy("share event", "Expired")
+        DOWNLOAD_LIMIT_REACHED = "download_limit_reached", pgettext_lazy("share event", "download limit reached")
+        FILE_DELETED = "file_deleted", pgettext_lazy("share event", "file deleted")
         # sharing.models.reactivation.
-        REACTIVATED = "reactivated"
+        REACTIVATED = "reactivated", pgettext_lazy("share event", "Reactivated")
 
     # No single-column index: shareevent_share_at_idx starts with share.
     share = models.ForeignKey("sharing.Share", on_delete=models.CASCADE, related_name="events", db_index=False)

@@ -15,10 +15,13 @@ from django.db.models import Q
 from django.db.models.signals import post_delete
 from django.dispatch import receiver
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 
 def too_large_message() -> str:
-    return f"The file is larger than the maximum upload size of {settings.MAX_UPLOAD_BYTES} bytes."
+    return _("The file is larger than the maximum upload size of %(limit)s bytes.") % {
+        "limit": settings.MAX_UPLOAD_BYTES
+    }
 
 
 class UploadTooLarge(ValidationError):
@@ -32,7 +35,9 @@ def check_upload(upload) -> None:
     Content-Type if the client sent one (cleaned in place; a part without one
     gets a type guessed from its name on storing)."""
     if upload.size == 0:
-        raise ValidationError(f"{upload.name} is empty (0 bytes): there is nothing to share.", code="empty")
+        raise ValidationError(
+            _("%(name)s is empty (0 bytes): there is nothing to share.") % {"name": upload.name}, code="empty"
+        )
     if upload.size > settings.MAX_UPLOAD_BYTES:
         raise UploadTooLarge(too_large_message(), code="too_large")
     if (upload.content_type or "").strip():
@@ -137,8 +142,8 @@ def clean_content_type(raw: str) -> str:
     match = MEDIA_TYPE.fullmatch(text)
     if match is None or len(text) > CONTENT_TYPE_MAX:
         raise ValidationError(
-            f"The file's Content-Type {text[:60]!r} is not a valid media type "
-            f"(type/subtype, at most {CONTENT_TYPE_MAX} characters)."
+            _("The file's Content-Type %(type)s is not a valid media type (type/subtype, at most %(max)s characters).")
+            % {"type": repr(text[:60]), "max": CONTENT_TYPE_MAX}
         )
     return match["essence"].lower() + match["parameters"]
 

@@ -7,6 +7,8 @@ from django.core.validators import MinValueValidator
 from django.db import connections, models, router
 from django.db.models import F, Q
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from sharing import rows
 
@@ -98,7 +100,7 @@ class SharingPolicy(models.Model):
             return now + self.default_lifetime
         if lifetime > self.max_lifetime:
             limit = format_duration(self.max_lifetime)
-            message = f"The share would last longer than the maximum lifetime ({limit})."
+            message = _("The share would last longer than the maximum lifetime (%(limit)s).") % {"limit": limit}
             raise ValidationError({field: ValidationError(message, code="too_long")})
         return now + lifetime if field == "expires_in" else expires_at
 
@@ -111,10 +113,18 @@ def _policy_sql(connection, model) -> str:
     )
 
 
+DURATION_UNITS = (
+    (86400, lambda count: ngettext("%(count)d day", "%(count)d days", count)),
+    (3600, lambda count: ngettext("%(count)d hour", "%(count)d hours", count)),
+    (60, lambda count: ngettext("%(count)d minute", "%(count)d minutes", count)),
+)
+
+
 def format_duration(value: timedelta) -> str:
+    """A whole duration in its largest exact unit, in the active language."""
     seconds = int(value.total_seconds())
-    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+    for size, words in DURATION_UNITS:
         if seconds >= size and seconds % size == 0:
             count = seconds // size
-            return f"{count} {unit}{'s' if count != 1 else ''}"
-    return f"{seconds} seconds"
+            return words(count) % {"count": count}
+    return ngettext("%(count)d second", "%(count)d seconds", seconds) % {"count": seconds}

@@ -39,7 +39,7 @@ def test_the_landing_page_shows_the_file_and_a_live_countdown(page, report):
     expect(facts).to_contain_text("application/pdf")
     expect(facts).to_contain_text(re.compile(r"Downloads left\s*3"))
     countdown = page.locator(".countdown")
-    expect(countdown).to_have_text(re.compile(r"^(1 h 0 min 0 s|59 min \d+ s)$"))
+    expect(countdown).to_have_text(re.compile(r"^(1 hr 0 min 0 sec|59 min \d+ sec)$"))
     first = countdown.inner_text()
     expect(countdown).not_to_have_text(first, timeout=3000)  # it ticks without a reload
     expect(page.get_by_role("link", name="Download")).to_be_visible()

@@ -197,7 +197,7 @@ def test_extending_a_share_shows_its_new_time(owner, shared_file):
     expect(expires).to_have_attribute("datetime", share.expires_at.isoformat())
     paris = share.expires_at.astimezone(ZoneInfo(ZONE))
     expect(expires).to_contain_text(f"{paris:%b} {paris.day}, {paris.year}")
-    expect(owner.locator('[data-field="time_left"]')).to_have_text(re.compile(r"^(30|29) d "))
+    expect(owner.locator('[data-field="time_left"]')).to_have_text(re.compile(r"^(30|29) days "))
     axe_check(owner)  # the page with its message list
 
 
@@ -247,7 +247,7 @@ def test_the_dashboard_shows_each_links_life_and_reads_well(owner, alice, make_f
     expect(row_of(owner, limited).locator("td[data-label=Expires] time")).to_have_text(LOCAL_MOMENT)
     assert words_broken_across_lines(owner, ".file-name") == []
     expect(row_of(owner, limited).locator('[data-field="time_left"]')).to_have_text(
-        re.compile(r"^(3 d 0 h 0 min|2 d 23 h 59 min)$")
+        re.compile(r"^(3 days 0 hr 0 min|2 days 23 hr 59 min)$")
     )
     axe_check(owner)
     no_foreign_requests(owner)
