@@ -15,7 +15,7 @@ GUNICORN = $(VENV)/bin/gunicorn -c python:microcloud.gunicorn_conf microcloud.ws
 	--workers $(WEB_WORKERS) --threads $(WEB_THREADS) --timeout 120 --graceful-timeout 10 --no-control-socket
 
 .PHONY: install install-dev run dev migrate admin test test-fast test-sqlite test-postgres lint format bench bench-web \
-	bench-mixed install-wrk clean
+	bench-mixed install-wrk messages clean
 
 $(VENV)/.runtime: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -150,6 +150,21 @@ install-wrk:
 			echo "nginx is missing: the offload scenarios will be skipped ('sudo apt-get install -y nginx')." >&2; \
 		fi; \
 	}
+
+# Translations (docs/translations.md): re-extract every translatable string
+# of the pages, forms and emails into locale/<lang>/LC_MESSAGES/django.po
+# (GNU gettext's xgettext and msgmerge; entries no longer in the code are
+# dropped), then compile the .mo files Django reads. Both are committed, so a
+# clone runs without gettext. LOCALE=de starts a new language; without it,
+# every language in locale/ is updated. tests/test_translations.py runs the
+# same extraction and fails when a string is missing from a catalogue.
+MAKEMESSAGES_ARGS = --ignore=tests --ignore=bench --ignore=var --ignore=media --ignore=docs \
+	--add-location=file --no-obsolete
+# Settings load, so a SECRET_KEY must be set; neither command uses it.
+MESSAGES_ENV = SECRET_KEY="$${SECRET_KEY:-not-used-to-extract-or-compile-messages}"
+messages: install
+	$(MESSAGES_ENV) $(PY) manage.py makemessages $(if $(LOCALE),--locale=$(LOCALE),--all) $(MAKEMESSAGES_ARGS)
+	$(MESSAGES_ENV) $(PY) manage.py compilemessages --ignore=.venv --ignore=var --ignore=media
 
 lint: install-dev
 	$(VENV)/bin/ruff check .
