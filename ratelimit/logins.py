@@ -34,6 +34,9 @@ class LoginRefused(Exception):
     """An attempt refused before its password was looked at."""
 
     def __init__(self, status: int, message, retry_after: int):
+        # Read now, in the language of the request being refused: a lazy
+        # translation is no str to code that joins or formats it (DRF's Throttled).
+        message = str(message)
         super().__init__(message)
         self.status = status
         self.message = message
