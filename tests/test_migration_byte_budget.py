@@ -22,6 +22,15 @@ def migrate(targets):
     return executor.loader.project_state(targets).apps
 
 
+@pytest.fixture(autouse=True)
+def back_to_the_latest_schema():
+    """The tests after this one (in this process) need every migration, not
+    just the one tested here."""
+    yield
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+
 def test_old_limits_become_budgets_and_free_resumes_become_resumed_events(alice):
     old = migrate(BEFORE)
     try:
