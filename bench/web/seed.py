@@ -13,7 +13,6 @@ Creates, directly through the models (no HTTP):
 """
 
 import argparse
-import hashlib
 import json
 import os
 import sys
@@ -38,23 +37,25 @@ def main(argv: list[str] | None = None) -> int:
     from rest_framework.authtoken.models import Token
 
     from sharing.models import Share, StoredFile
+    from sharing.models.files import Digests
 
     def stored(owner, key: str, source: Path) -> StoredFile:
         name = f"files/bench/{owner.username}-{key}"
         target = Path(settings.MEDIA_ROOT) / name
         target.parent.mkdir(parents=True, exist_ok=True)
         os.link(source, target)  # the same bytes (and page cache) as the static twin
-        digest = hashlib.sha256()
+        digests = Digests()
         with open(source, "rb") as f:
             while chunk := f.read(1024 * 1024):
-                digest.update(chunk)
+                digests.update(chunk)
         return StoredFile.objects.create(
             owner=owner,
             content=name,
             name=f"{key}.bin",
             size=source.stat().st_size,
             content_type="application/octet-stream",
-            sha256=digest.hexdigest(),
+            sha256=digests.sha256,
+            crc32=digests.crc32,
         )
 
     users = get_user_model().objects

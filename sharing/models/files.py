@@ -6,6 +6,7 @@ import mimetypes
 import os
 import re
 import uuid
+import zlib
 from functools import partial
 
 from django.conf import settings
@@ -50,6 +51,26 @@ def stored_file_path(instance, filename: str) -> str:
     return f"files/{timezone.now():%Y/%m}/{uuid.uuid4().hex}"
 
 
+class Digests:
+    """What is known of a file's bytes after one pass over them: its size, its
+    SHA-256 (shown to recipients) and its CRC-32 (a zip's headers carry it, so
+    an archive of several files is known to the byte before it is sent)."""
+
+    def __init__(self):
+        self.size = 0
+        self.crc32 = 0
+        self._sha256 = hashlib.sha256()
+
+    def update(self, chunk: bytes) -> None:
+        self.size += len(chunk)
+        self.crc32 = zlib.crc32(chunk, self.crc32)
+        self._sha256.update(chunk)
+
+    @property
+    def sha256(self) -> str:
+        return self._sha256.hexdigest()
+
+
 class StoredFile(models.Model):
     # No single-column index: file_owner_created_idx starts with owner.
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="files", db_index=False)
@@ -58,6 +79,10 @@ class StoredFile(models.Model):
     size = models.PositiveBigIntegerField(help_text="Size in bytes.")
     content_type = models.CharField(max_length=255)
     sha256 = models.CharField(max_length=64)
+    # NULL only for a file whose bytes were already missing when the column came.
+    crc32 = models.PositiveBigIntegerField(
+        null=True, blank=True, editable=False, help_text="CRC-32 of the bytes, as a zip archive's headers carry it."
+    )
     created_at = models.DateTimeField(default=timezone.now)
     # Upload-and-share (transfer.sh, Send): the file goes once it has been
     # shared and no share of it is live any more (sharing.models.removal).
@@ -85,19 +110,18 @@ class StoredFile(models.Model):
     @classmethod
     def create_from_upload(cls, *, owner, upload, delete_when_unshared: bool = False) -> "StoredFile":
         """Store the uploaded bytes and their metadata, or neither."""
-        digest = hashlib.sha256()
-        size = 0
+        digests = Digests()
         for chunk in upload.chunks():
-            digest.update(chunk)
-            size += len(chunk)
+            digests.update(chunk)
         name = clean_file_name(upload.name)
         content_type = clean_content_type(upload.content_type or mimetypes.guess_type(name)[0] or "")
         stored = cls(
             owner=owner,
             name=name,
-            size=size,
+            size=digests.size,
             content_type=content_type,
-            sha256=digest.hexdigest(),
+            sha256=digests.sha256,
+            crc32=digests.crc32,
             delete_when_unshared=delete_when_unshared,
         )
         stored.content.save(name, upload, save=False)
