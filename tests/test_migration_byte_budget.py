@@ -5,30 +5,14 @@ free resumes become `resumed` events."""
 from datetime import timedelta
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
-pytestmark = pytest.mark.django_db(transaction=True)
+from tests.migrating import back_to_the_latest_schema, migrate  # noqa: F401 (a fixture)
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("back_to_the_latest_schema")]
 
 BEFORE = [("sharing", "0006_download_pending")]
 AFTER = [("sharing", "0007_byte_budget")]
-
-
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
-@pytest.fixture(autouse=True)
-def back_to_the_latest_schema():
-    """The tests after this one (in this process) need every migration, not
-    just the one tested here."""
-    yield
-    executor = MigrationExecutor(connection)
-    executor.migrate(executor.loader.graph.leaf_nodes())
 
 
 def test_old_limits_become_budgets_and_free_resumes_become_resumed_events(alice):
