@@ -11,7 +11,7 @@ from django.utils import timezone
 from playwright.sync_api import Page, expect
 
 from sharing.models import Share
-from tests.browser.helpers import axe_check, no_foreign_requests
+from tests.browser.helpers import axe_check, no_foreign_requests, save_screenshot
 
 PASSWORD = "alice-password-1"  # tests/conftest.py's alice
 
@@ -44,6 +44,7 @@ def test_the_owner_pages_in_french_pass_axe(french, alice, shared_file):
     expect(row.locator('[data-field="time_left"]')).to_have_text(re.compile(r"^(3\sj 0\sh 0\smin|2\sj 23\sh 59\smin)$"))
     expect(french.get_by_role("button", name="Changer de langue")).to_be_visible()
     axe_check(french)
+    save_screenshot(french, "web-dashboard-fr")
     french.goto(f"/shares/{share.pk}/")
     expect(french.get_by_role("heading", name="Lien vers report.txt")).to_be_visible()
     expect(french.get_by_role("heading", name="Prolonger ou raccourcir")).to_be_visible()
@@ -63,6 +64,7 @@ def test_a_link_page_in_french_passes_axe(french, shared_file):
     expect(french.locator(".countdown")).to_have_text(re.compile(r"^(1\sh 0\smin 0\ss|59\smin \d+\ss)$"))
     expect(french.get_by_label("Langue")).to_have_value("fr")
     axe_check(french)
+    save_screenshot(french, "link-landing-fr")
     no_foreign_requests(french)
 
 
