@@ -20,6 +20,7 @@ from django.utils import timezone
 from sharing.admin_events import ShareHistoryMixin
 from sharing.admin_files import plural  # and registers the file admin
 from sharing.admin_filters import EffectiveStatusFilter, EndReasonFilter, ExpiresWithinFilter
+from sharing.admin_quotas import ByteSizeField  # and registers the storage account admin
 from sharing.models import Share, SharingPolicy, format_duration
 
 EXTENSION = timedelta(days=7)
@@ -292,16 +293,24 @@ class ShareAdmin(ShareHistoryMixin, admin.ModelAdmin):
 
 
 class SharingPolicyForm(forms.ModelForm):
+    default_quota_bytes = ByteSizeField(
+        required=False,
+        label="Default quota",
+        help_text="Storage each user's files may take (e.g. 10 GB), unless the user has a quota of their own "
+        "(Storage accounts); empty: unlimited.",
+    )
+
     class Meta:
         model = SharingPolicy
-        fields = ["default_lifetime", "max_lifetime", "ended_retention", "reminder_lead"]
+        fields = ["default_lifetime", "max_lifetime", "ended_retention", "reminder_lead", "default_quota_bytes"]
 
     FORMAT_HINT = " Format: “days hh:mm:ss”, e.g. “7 00:00:00” for seven days or “01:30:00” for 90 minutes."
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        for field in self.fields.values():
-            field.help_text = f"{field.help_text}{self.FORMAT_HINT}"
+        for name, field in self.fields.items():
+            if name != "default_quota_bytes":
+                field.help_text = f"{field.help_text}{self.FORMAT_HINT}"
 
 
 @admin.register(SharingPolicy)
@@ -309,7 +318,7 @@ class SharingPolicyAdmin(admin.ModelAdmin):
     """A singleton: the list page opens the one row, created with defaults."""
 
     form = SharingPolicyForm
-    fields = ("default_lifetime", "max_lifetime", "ended_retention", "reminder_lead")
+    fields = ("default_lifetime", "max_lifetime", "ended_retention", "reminder_lead", "default_quota_bytes")
 
     def changelist_view(self, request, extra_context=None):
         if not self.has_view_or_change_permission(request):

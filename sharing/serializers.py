@@ -20,6 +20,7 @@ from sharing.models import (
     KEEP,
     MAX_DOWNLOADS_LIMIT,
     MESSAGE_MAX_LENGTH,
+    QuotaExceeded,
     Share,
     SharingPolicy,
     StoredFile,
@@ -69,11 +70,14 @@ class FileUploadSerializer(serializers.Serializer):
         return upload
 
     def create(self, validated_data):
-        return StoredFile.create_from_upload(
-            owner=self.context["request"].user,
-            upload=validated_data["file"],
-            delete_when_unshared=validated_data.get("delete_when_unshared", False),
-        )
+        try:
+            return StoredFile.create_from_upload(
+                owner=self.context["request"].user,
+                upload=validated_data["file"],
+                delete_when_unshared=validated_data.get("delete_when_unshared", False),
+            )
+        except QuotaExceeded as exc:
+            raise PayloadTooLarge(exc.messages[0]) from None
 
     def to_representation(self, instance):
         return StoredFileSerializer(instance, context=self.context).data

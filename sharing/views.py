@@ -135,7 +135,7 @@ class FileViewSet(
         responses={
             201: StoredFileSerializer,
             400: BAD_REQUEST,
-            413: OpenApiResponse(description="The file is larger than MAX_UPLOAD_BYTES."),
+            413: OpenApiResponse(description="The file is larger than MAX_UPLOAD_BYTES or than your free space."),
         },
     )
     def create(self, request, *args, **kwargs):

@@ -22,6 +22,7 @@ APPS = ["sharing", "expiry", "links", "web", "webhooks", "notices", "ratelimit"]
 # sharing/models/, lowest first: a module imports only from layers before its own.
 MODEL_LAYERS = [
     {"state", "budget", "events", "policy"},
+    {"quotas"},
     {"files"},
     {"downloads"},
     {"shares"},

@@ -10,13 +10,14 @@ module imports only from the layers above it in this list, never below
    budget     a limited link's byte budget (what "N downloads" means in bytes)
    events     a share's history (ShareEvent)
    policy     the admin-edited sharing policy
-2. files      stored files and the upload rules
-3. downloads  what a response may send (reserving and settling bytes),
+2. quotas     how many bytes each user's files may take (StorageAccount)
+3. files      stored files and the upload rules
+4. downloads  what a response may send (reserving and settling bytes),
               counting copies, folding pending counts
-4. shares     the Share model: create, change, unshare
-5. lookup     a share by its link's token (the public link's first query)
+5. shares     the Share model: create, change, unshare
+6. lookup     a share by its link's token (the public link's first query)
    expiring   the one path that ends shares by time
-6. reactivation, removal
+7. reactivation, removal
               bringing an ended share back; deleting a file with its shares,
               reaping ephemeral files, purging ended shares past retention
 """
@@ -35,6 +36,7 @@ from sharing.models.files import (
     stored_file_path,
 )
 from sharing.models.policy import SharingPolicy, format_duration
+from sharing.models.quotas import QuotaExceeded, StorageAccount
 from sharing.models.reactivation import ReactivationRefused, reactivate
 from sharing.models.removal import delete_file
 from sharing.models.shares import (
@@ -55,12 +57,14 @@ __all__ = [
     "Download",
     "EndState",
     "Fate",
+    "QuotaExceeded",
     "ReactivationRefused",
     "Reservation",
     "Share",
     "ShareEvent",
     "ShareQuerySet",
     "SharingPolicy",
+    "StorageAccount",
     "StoredFile",
     "UploadTooLarge",
     "Visitor",

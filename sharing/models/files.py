@@ -18,6 +18,8 @@ from django.dispatch import receiver
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from sharing.models import quotas
+
 
 def too_large_message() -> str:
     return _("The file is larger than the maximum upload size of %(limit)s bytes.") % {
@@ -108,11 +110,18 @@ class StoredFile(models.Model):
         super().save(*args, **kwargs)
 
     @classmethod
-    def create_from_upload(cls, *, owner, upload, delete_when_unshared: bool = False) -> "StoredFile":
-        """Store the uploaded bytes and their metadata, or neither."""
+    def create_from_upload(
+        cls, *, owner, upload, delete_when_unshared: bool = False, reserved: int = 0
+    ) -> "StoredFile":
+        """Store the uploaded bytes and their metadata, or neither. The bytes
+        count against the owner's quota (QuotaExceeded when they do not fit),
+        `reserved` of them already set aside for this upload."""
         digests = Digests()
         for chunk in upload.chunks():
             digests.update(chunk)
+        if not reserved:
+            # Before the bytes are written; charge() below is what decides.
+            quotas.check_room(owner.pk, digests.size)
         name = clean_file_name(upload.name)
         content_type = clean_content_type(upload.content_type or mimetypes.guess_type(name)[0] or "")
         stored = cls(
@@ -126,7 +135,9 @@ class StoredFile(models.Model):
         )
         stored.content.save(name, upload, save=False)
         try:
-            stored.save()
+            with transaction.atomic():
+                quotas.charge(owner.pk, digests.size, from_reserved=reserved)
+                stored.save()
         except BaseException:
             # The row never existed, so the bytes must not outlive it.
             stored.content.storage.delete(stored.content.name)
@@ -145,6 +156,8 @@ def delete_stored_bytes(sender, instance: StoredFile, **kwargs) -> None:
     storage, path = instance.content.storage, instance.content.name
     if path:
         transaction.on_commit(partial(storage.delete, path), using=kwargs.get("using"))
+    # In the deletion's own transaction: the space is free when the row is gone.
+    quotas.refund(instance.owner_id, instance.size)
 
 
 # RFC 9110 media type: type "/" subtype *( ";" parameter ), tokens of the

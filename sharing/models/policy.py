@@ -43,6 +43,13 @@ class SharingPolicy(models.Model):
         help_text="How long before expiry owners are emailed a reminder; empty or 0 sends none.",
     )
 
+    # Bytes, as the database compares them; the admin form reads "10 GB" too.
+    default_quota_bytes = models.PositiveBigIntegerField(
+        null=True,
+        blank=True,
+        help_text="Storage each user's files may take, unless the user has a quota of their own; empty: unlimited.",
+    )
+
     class Meta:
         verbose_name = "sharing policy"
         verbose_name_plural = "sharing policy"

@@ -16,6 +16,7 @@ from sharing.models.state import servable_q
 from web.forms import UploadForm
 from web.presenters import share_state
 from web.security import PageHeadersMixin, with_page_headers
+from web.storage import storage_of
 
 PAGE_SIZE = 20
 # The dashboard's tabs: (query value, label); "" is every share.
@@ -52,6 +53,7 @@ class DashboardView(LoginRequiredMixin, PageHeadersMixin, TemplateView):
         return super().get_context_data(
             upload_form=upload_form or UploadForm(),
             max_upload_bytes=settings.MAX_UPLOAD_BYTES,
+            storage=storage_of(request.user),
             file_page=file_page,
             share_page=share_page,
             rows=[(share, share_state(share, now)) for share in share_page],

@@ -15,7 +15,7 @@ from django.utils.translation import ngettext
 from django.views import View
 from django.views.generic import TemplateView
 
-from sharing.models import StoredFile, delete_file
+from sharing.models import QuotaExceeded, StoredFile, delete_file
 from web.forms import UploadForm
 from web.security import PageHeadersMixin, with_page_headers
 from web.views.dashboard import DashboardView
@@ -42,7 +42,12 @@ class UploadView(LoginRequiredMixin, View):
             response.status_code = status
             return with_page_headers(response)
         uploads = form.cleaned_data["files"]
-        stored = [StoredFile.create_from_upload(owner=request.user, upload=upload) for upload in uploads]
+        stored = []
+        for upload in uploads:
+            try:
+                stored.append(StoredFile.create_from_upload(owner=request.user, upload=upload))
+            except QuotaExceeded as refused:
+                return self.over_quota(request, form, stored, upload, refused)
         if wants_json(request):
             files = [{"id": item.pk, "name": item.name, "size": item.size} for item in stored]
             return with_page_headers(JsonResponse({"files": files}, status=201))
@@ -51,6 +56,21 @@ class UploadView(LoginRequiredMixin, View):
             request, ngettext("Uploaded %(names)s.", "Uploaded %(names)s.", len(stored)) % {"names": names}
         )
         return redirect("web:dashboard")
+
+    def over_quota(self, request, form, stored, upload, refused):
+        """A 413 naming the file that did not fit (those before it are kept)."""
+        detail = _("%(name)s was not uploaded. %(reason)s") % {"name": upload.name, "reason": refused.messages[0]}
+        if wants_json(request):
+            return with_page_headers(JsonResponse({"detail": detail}, status=413))
+        if stored:
+            names = ", ".join(item.name for item in stored)
+            messages.success(request, _("Uploaded %(names)s.") % {"names": names})
+        form.add_error("files", detail)
+        dashboard = DashboardView()
+        dashboard.setup(request)
+        response = dashboard.get(request, upload_form=form)
+        response.status_code = 413
+        return with_page_headers(response)
 
 
 class FileDeleteView(LoginRequiredMixin, PageHeadersMixin, TemplateView):
