@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "web",
     "expiry",
     "notices",
+    "uploads",
 ]
 
 MIDDLEWARE = [
@@ -191,6 +192,11 @@ MAX_UPLOAD_BYTES = envint("MAX_UPLOAD_BYTES", 1024**3)
 # systemd units in docs/deployment.md).
 FILE_UPLOAD_PERMISSIONS = 0o600
 FILE_UPLOAD_DIRECTORY_PERMISSIONS = 0o700
+# Resumable (tus) uploads, /api/uploads/: seconds an unfinished upload is kept
+# after its last progress (and a finished one's answer after its finish), and
+# the largest chunk one request may carry (413 above it, before reading).
+UPLOAD_EXPIRES_AFTER = envint("UPLOAD_EXPIRES_AFTER", 24 * 3600, minimum=1)
+TUS_MAX_CHUNK_BYTES = envint("TUS_MAX_CHUNK_BYTES", 64 * 1024**2, minimum=1)
 
 # --- Security (production values when DEBUG is off) -----------------------
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if envbool("BEHIND_TLS_PROXY", False) else None

@@ -8,6 +8,7 @@ from ratelimit.logins import throttled_admin_login
 from sharing.api_not_found import api_not_found
 from sharing.urls import api_urlpatterns
 from sharing.views import TokenView
+from uploads.urls import api_urlpatterns as upload_urlpatterns
 from webhooks.urls import api_urlpatterns as webhook_urlpatterns
 
 urlpatterns = [
@@ -19,6 +20,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("api/", include(api_urlpatterns)),
     path("api/", include(webhook_urlpatterns)),
+    path("api/", include(upload_urlpatterns)),
     # Last under /api/: anything the API does not name is a JSON 404.
     re_path(r"^api(?:/(?P<rest>.*))?$", api_not_found, name="api-not-found"),
     # Clients that ask without reading the pages' <link rel="icon">.

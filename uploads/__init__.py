@@ -1,0 +1,1 @@
+"""Resumable uploads over the tus 1.0 protocol (docs/api.md, "Resumable uploads (tus)")."""

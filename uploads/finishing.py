@@ -1,0 +1,75 @@
+"""Turning a complete upload into a stored file, exactly once.
+
+The bytes go through StoredFile.create_from_upload, the path every upload
+takes (name and type rules, size, SHA-256 and CRC-32 in one pass), read
+from the partial file; only then is the upload marked finished, by an
+UPDATE that matches only while this request still holds the upload's claim
+and it is not finished yet. So a file is listed only once its bytes are all
+stored, and of two finishers (one whose claim lapsed while it worked, and
+the one that took over) exactly one file stays: the loser deletes its own.
+"""
+
+import os
+
+from django.core.files import File
+from django.utils import timezone
+
+from sharing.models import StoredFile, delete_file
+from uploads.models import Upload, discard_partial_file, expires_after, partial_path
+from uploads.writing import Lease
+
+
+class PartialBytes(File):
+    """The partial file as create_from_upload reads it: the upload's name
+    and type, and the claim kept alive while a big file is read (twice:
+    once for the digests, once into storage)."""
+
+    def __init__(self, handle, upload: Upload, lease: Lease):
+        super().__init__(handle, name=upload.filename)
+        # Empty: create_from_upload guesses the type from the name.
+        self.content_type = upload.content_type
+        self.lease = lease
+
+    def chunks(self, chunk_size=None):
+        for chunk in super().chunks(chunk_size):
+            self.lease.keep()
+            yield chunk
+
+
+class BytesMissing(Exception):
+    """The partial file is shorter than the offset says (removed, or lost)."""
+
+
+def finish(upload: Upload, lease: Lease) -> StoredFile | None:
+    """Store the complete upload as a file of its owner's and mark it
+    finished; None when another request finished it first (or it was
+    removed meanwhile). The caller holds `lease`; it is released either way."""
+    try:
+        path = partial_path(upload.pk)
+        try:
+            with open(path, "r+b") as handle:
+                if os.fstat(handle.fileno()).st_size < upload.length:
+                    raise BytesMissing
+                # Bytes past the end can only be a discarded chunk's: never stored.
+                handle.truncate(upload.length)
+                stored = StoredFile.create_from_upload(
+                    owner=upload.owner,
+                    upload=PartialBytes(handle, upload, lease),
+                    delete_when_unshared=upload.delete_when_unshared,
+                )
+        except FileNotFoundError:
+            raise BytesMissing from None
+        now = timezone.now()
+        won = (
+            lease.mine()
+            .filter(finished_at__isnull=True)
+            .update(finished_at=now, file=stored, writer=None, writing_until=None, expires_at=now + expires_after())
+        )
+    except BaseException:
+        lease.release()
+        raise
+    if not won:
+        delete_file(stored)
+        return None
+    discard_partial_file(upload.pk)
+    return stored

@@ -1,0 +1,148 @@
+"""A resumable upload: its row says how far it got, its partial file holds
+the bytes received so far.
+
+The row is the only truth about the upload's state. Who may write next is
+decided by a conditional UPDATE on it (uploads.writing), never by a lock
+in a process: the servers of several nodes share nothing but the database.
+"""
+
+import os
+import secrets
+from datetime import timedelta
+from functools import partial
+from pathlib import Path
+
+from django.conf import settings
+from django.db import models, transaction
+from django.db.models import F, Q
+from django.db.models.signals import post_delete
+from django.dispatch import receiver
+from django.utils import timezone
+
+from sharing.models import StoredFile
+
+# 16 random bytes: 128 bits, as 22 URL-safe characters. The id is the
+# upload's public name; guessing another's is hopeless, and it would answer
+# 404 to anyone but its owner anyway.
+ID_BYTES = 16
+ID_LENGTH = 22
+ID_PATTERN = r"[A-Za-z0-9_-]{22}"
+# Bytes of the writer's claim token (uploads.writing.Lease).
+WRITER_LENGTH = 22
+
+
+def new_upload_id() -> str:
+    return secrets.token_urlsafe(ID_BYTES)
+
+
+def expires_after() -> timedelta:
+    return timedelta(seconds=settings.UPLOAD_EXPIRES_AFTER)
+
+
+def partial_dir() -> Path:
+    """Where the bytes of unfinished uploads live: inside MEDIA_ROOT (same
+    file system as the stored files), which nothing serves."""
+    return Path(settings.MEDIA_ROOT) / "uploads" / "partial"
+
+
+def partial_path(upload_id: str) -> Path:
+    return partial_dir() / upload_id
+
+
+def create_partial_file(upload_id: str) -> None:
+    """An empty partial file, readable by the service's user only, in a
+    folder made like the stored files' folders."""
+    folder = partial_dir()
+    mode = settings.FILE_UPLOAD_DIRECTORY_PERMISSIONS or 0o700
+    for path in reversed([folder, folder.parent]):
+        if not path.is_dir():
+            os.makedirs(path, exist_ok=True)
+            os.chmod(path, mode)  # makedirs' mode is filtered by the umask
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+    fd = os.open(partial_path(upload_id), flags, settings.FILE_UPLOAD_PERMISSIONS or 0o600)
+    os.close(fd)
+
+
+def discard_partial_file(upload_id: str) -> None:
+    partial_path(upload_id).unlink(missing_ok=True)
+
+
+class UploadQuerySet(models.QuerySet):
+    def due(self, now):
+        """Uploads whose deadline has passed (finished or not) and that no
+        request is writing to: the expiry daemon removes them with
+        remove_upload. Once the deadline has passed no request can claim an
+        upload any more (uploads.writing), so the set only grows."""
+        idle = Q(writer__isnull=True) | Q(writing_until__lt=now)
+        return self.filter(idle, expires_at__lte=now)
+
+
+class Upload(models.Model):
+    id = models.CharField(primary_key=True, max_length=ID_LENGTH, default=new_upload_id, editable=False)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="tus_uploads")
+    length = models.PositiveBigIntegerField(help_text="Upload-Length: the whole file's size in bytes.")
+    offset = models.PositiveBigIntegerField(default=0, help_text="Bytes received and kept so far.")
+    metadata = models.JSONField(default=dict, blank=True, help_text="Upload-Metadata as sent: key -> base64 value.")
+    filename = models.CharField(max_length=255, help_text="The stored file's name (cleaned).")
+    content_type = models.CharField(max_length=255, blank=True, help_text="Empty: guessed from the name.")
+    delete_when_unshared = models.BooleanField(default=False)
+    created_at = models.DateTimeField(default=timezone.now)
+    # Renewed by every request that adds bytes, and once more at the finish:
+    # a client that lost the last answer can still learn the file until then.
+    expires_at = models.DateTimeField()
+    # The request allowed to write now, and until when its claim holds
+    # (renewed while it writes); both NULL when nobody writes (NULL rather
+    # than "": the CHECK pairs the two, and "nobody" is no token).
+    writer = models.CharField(max_length=WRITER_LENGTH, null=True, blank=True, editable=False)  # noqa: DJ001
+    writing_until = models.DateTimeField(null=True, blank=True, editable=False)
+    file = models.ForeignKey(
+        StoredFile, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", help_text="The finished file."
+    )
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    objects = UploadQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            # due(now): the daemon's one range scan.
+            models.Index(fields=["expires_at"], name="upload_expires_idx"),
+            models.Index(fields=["owner", "-created_at"], name="upload_owner_created_idx"),
+        ]
+        constraints = [
+            models.CheckConstraint(condition=Q(length__gt=0), name="upload_length_positive"),
+            models.CheckConstraint(condition=Q(offset__gte=0, offset__lte=F("length")), name="upload_offset_in_file"),
+            models.CheckConstraint(
+                condition=Q(writer__isnull=True, writing_until__isnull=True)
+                | Q(writer__isnull=False, writing_until__isnull=False),
+                name="upload_writer_has_deadline",
+            ),
+            models.CheckConstraint(
+                condition=Q(finished_at__isnull=True) | Q(offset=F("length"), writer__isnull=True),
+                name="upload_finished_is_complete",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.filename} ({self.offset}/{self.length})"
+
+    @property
+    def finished(self) -> bool:
+        return self.finished_at is not None
+
+
+def remove_upload(upload: Upload) -> None:
+    """Delete the upload's row and its partial bytes (the stored file of a
+    finished one stays). Safe to call twice or from two processes at once:
+    deleting a row that is gone deletes nothing, and so does unlinking a
+    file that is gone. A request still writing to it finds its claim gone
+    and stops (uploads.writing)."""
+    Upload.objects.filter(pk=upload.pk).delete()
+    transaction.on_commit(partial(discard_partial_file, upload.pk))
+
+
+@receiver(post_delete, sender=Upload, dispatch_uid="uploads.discard_partial_bytes")
+def discard_partial_bytes(sender, instance: Upload, **kwargs) -> None:
+    """Rows deleted by a cascade (their owner deleted) take their bytes too,
+    once the deletion has committed."""
+    transaction.on_commit(partial(discard_partial_file, instance.pk), using=kwargs.get("using"))

@@ -1,0 +1,12 @@
+"""The tus endpoints, mounted under /api/ by microcloud.urls. An upload's URL
+has no trailing slash, as tus clients build none; one is accepted."""
+
+from django.urls import path, re_path
+
+from uploads.models import ID_PATTERN
+from uploads.views import UploadCollectionView, UploadView
+
+api_urlpatterns = [
+    path("uploads/", UploadCollectionView.as_view(), name="tus-uploads"),
+    re_path(rf"^uploads/(?P<upload_id>{ID_PATTERN})/?$", UploadView.as_view(), name="tus-upload"),
+]

@@ -1,0 +1,136 @@
+"""Writing an upload's bytes, one request at a time, decided in the database.
+
+A request that wants to append claims the upload with one conditional
+UPDATE: it sets `writer` to a random token of its own where the offset is
+the one the client sent, the upload is neither finished nor past its
+deadline, and nobody holds a live claim. Exactly one of any number of
+racing requests changes the row; the others get 409. The winner then reads
+the body in pieces, outside any transaction (on SQLite a transaction would
+hold the one write lock for as long as the client takes to send), writes
+each piece at its place in the partial file with os.pwrite, and finally
+moves the offset with another UPDATE that matches only while its token is
+still there.
+
+A claim lasts WRITE_LEASE and is renewed (one UPDATE) whenever half of it
+has gone by, before the next piece is written: a request that stalls longer
+than the lease may be taken over, and then its renewal fails and it writes
+nothing more, so two requests never write the same bytes. The same claim
+covers the finish (uploads.finishing), so a crashed finisher's upload is
+finished by the next request that finds its claim lapsed.
+"""
+
+import os
+import secrets
+import time
+from datetime import timedelta
+
+from django.db.models import Q
+from django.http import UnreadablePostError
+from django.utils import timezone
+
+from uploads.models import WRITER_LENGTH, Upload, expires_after, partial_path
+
+WRITE_LEASE = timedelta(seconds=60)
+# How much of the body is in memory at once.
+READ_SIZE = 256 * 1024
+
+
+class LeaseLost(Exception):
+    """Another request took the upload over (or it was removed) while this
+    one held it: this one must write nothing more."""
+
+
+class Lease:
+    """The right to write to one upload, held by a token in its row."""
+
+    def __init__(self, upload_id: str, token: str):
+        self.upload_id = upload_id
+        self.token = token
+        self.renewed = time.monotonic()
+
+    def mine(self):
+        return Upload.objects.filter(pk=self.upload_id, writer=self.token)
+
+    def keep(self) -> None:
+        """Renew the claim if half of it has gone by; raise LeaseLost if it
+        is no longer this request's."""
+        if time.monotonic() - self.renewed < WRITE_LEASE.total_seconds() / 2:
+            return
+        if not self.mine().update(writing_until=timezone.now() + WRITE_LEASE):
+            raise LeaseLost
+        self.renewed = time.monotonic()
+
+    def release(self) -> None:
+        self.mine().update(writer=None, writing_until=None)
+
+
+def claim(upload_id: str, owner, offset: int, now) -> Lease | None:
+    """Take the right to write at `offset`, or None when the offset is not
+    the upload's, it is finished, past its deadline, gone, or being written."""
+    token = secrets.token_urlsafe(16)[:WRITER_LENGTH]
+    free = Q(writer__isnull=True) | Q(writing_until__lt=now)
+    taken = (
+        Upload.objects.filter(pk=upload_id, owner=owner, offset=offset, finished_at__isnull=True, expires_at__gt=now)
+        .filter(free)
+        .update(writer=token, writing_until=now + WRITE_LEASE)
+    )
+    return Lease(upload_id, token) if taken else None
+
+
+class Received:
+    """What a request's body brought: how many bytes were written, whether
+    the body arrived whole, and whether it matched its checksum."""
+
+    def __init__(self, written: int, whole: bool, checksum_ok: bool):
+        self.written = written
+        self.whole = whole
+        self.checksum_ok = checksum_ok
+
+
+def receive(stream, lease: Lease, start: int, size: int, checksum) -> Received:
+    """Write up to `size` bytes of `stream` at `start` in the partial file.
+
+    A client that goes away mid-body leaves what arrived (tus: the server
+    keeps it); the caller decides whether to keep it (not when a checksum
+    was sent: a partial body cannot be checked)."""
+    fd = os.open(partial_path(lease.upload_id), os.O_WRONLY)
+    position, remaining = start, size
+    try:
+        while remaining:
+            try:
+                piece = stream.read(min(READ_SIZE, remaining))
+            except (UnreadablePostError, OSError):
+                break  # the client went away
+            if not piece:
+                break
+            lease.keep()
+            view = memoryview(piece)
+            while view:
+                done = os.pwrite(fd, view, position)
+                position += done
+                view = view[done:]
+            remaining -= len(piece)
+            if checksum is not None:
+                checksum[1].update(piece)
+        # The offset is about to say these bytes are stored: make it true
+        # across a crash of the machine too.
+        os.fdatasync(fd)
+    finally:
+        os.close(fd)
+    checksum_ok = checksum is None or (remaining == 0 and checksum[1].digest() == checksum[2])
+    return Received(position - start, remaining == 0, checksum_ok)
+
+
+def commit(lease: Lease, start: int, kept: int, length: int) -> bool:
+    """Move the offset past the `kept` bytes and let the upload go, or keep
+    the claim for the finish when they complete it. False when the claim was
+    lost (another request or the upload's removal came first)."""
+    now = timezone.now()
+    changes = {"offset": start + kept}
+    if kept:
+        changes["expires_at"] = now + expires_after()
+    if start + kept < length:
+        changes.update(writer=None, writing_until=None)
+    else:
+        changes["writing_until"] = now + WRITE_LEASE
+    return bool(lease.mine().filter(offset=start).update(**changes))
