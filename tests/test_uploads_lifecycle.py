@@ -24,6 +24,7 @@ from tests.test_uploads_support import (
     path_of,
     upload_id,
 )
+from uploads import views
 from uploads.finishing import finish
 from uploads.models import Upload, partial_path, remove_upload
 from uploads.writing import WRITE_LEASE, claim
@@ -275,3 +276,38 @@ def test_a_finished_uploads_file_deleted_leaves_an_answer_without_it(alice_clien
     assert (state.status_code, state["Upload-Offset"]) == (200, "4")
     assert "Upload-File" not in state
     assert Upload.objects.get().finished_at is not None
+
+
+def test_a_claim_holds_only_at_the_uploads_offset_before_its_deadline(alice_client, settings):
+    """The claim's own conditions, not the view's earlier look at the row:
+    another node may move the offset (or the clock the deadline) in between."""
+    path = new_upload(alice_client, 10)
+    upload = Upload.objects.select_related("owner").get()
+    Upload.objects.update(offset=4)
+    now = timezone.now()
+
+    assert claim(upload.pk, upload.owner, 0, now) is None  # a stale offset
+    assert claim(upload.pk, upload.owner, 4, upload.expires_at) is None  # at the deadline
+    Upload.objects.update(finished_at=now, offset=10)
+    assert claim(upload.pk, upload.owner, 10, now) is None  # finished
+    Upload.objects.update(finished_at=None)
+    assert claim(upload.pk, upload.owner, 10, now) is not None
+    assert head(alice_client, path).status_code == 200
+
+
+def test_an_append_that_lost_the_offset_to_another_node_writes_nothing(alice_client, monkeypatch):
+    path = new_upload(alice_client, 10)
+    real_claim = views.claim
+
+    def after_another_node(upload_pk, owner, offset, now):
+        # Between this request's look at the row and its claim, another
+        # node appended two bytes and committed.
+        partial_path(upload_pk).write_bytes(b"AB")
+        Upload.objects.filter(pk=upload_pk).update(offset=2)
+        return real_claim(upload_pk, owner, offset, now)
+
+    monkeypatch.setattr(views, "claim", after_another_node)
+    response = patch(alice_client, path, 0, b"0123")
+    assert response.status_code == 409
+    assert response.json()["detail"] == "Upload-Offset is 0 but the upload is at 2: resume from there."
+    assert partial_path(upload_id(path)).read_bytes() == b"AB"

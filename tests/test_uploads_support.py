@@ -15,7 +15,7 @@ def b64(text: str) -> str:
 
 
 def metadata(**pairs: str) -> str:
-    return ",".join(f"{key} {b64(value)}" for key, value in pairs.items())
+    return ",".join(f"{key} {b64(value)}" if value else key for key, value in pairs.items())
 
 
 def create(client, length: int, meta: str | None = None, body: bytes | None = None, **headers):

@@ -140,7 +140,8 @@ def metadata_text(pairs: dict[str, str], key: str) -> str | None:
 
 
 def metadata_header(pairs: dict[str, str]) -> str:
-    return ",".join(f"{key} {value}" if value else key for key, value in pairs.items())
+    # Sorted: PostgreSQL's jsonb keeps no order, and the order means nothing.
+    return ",".join(f"{key} {value}" if value else key for key, value in sorted(pairs.items()))
 
 
 def parse_checksum(raw: str | None):
