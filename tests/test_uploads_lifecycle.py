@@ -311,3 +311,13 @@ def test_an_append_that_lost_the_offset_to_another_node_writes_nothing(alice_cli
     assert response.status_code == 409
     assert response.json()["detail"] == "Upload-Offset is 0 but the upload is at 2: resume from there."
     assert partial_path(upload_id(path)).read_bytes() == b"AB"
+
+
+def test_an_upload_whose_partial_bytes_are_lost_is_410(alice_client):
+    path = new_upload(alice_client, 10)
+    partial_path(upload_id(path)).unlink()
+
+    response = patch(alice_client, path, 0, b"0123")
+    assert response.status_code == 410
+    assert response.json() == {"detail": "The upload's bytes are gone; start it again."}
+    assert Upload.objects.get().writer is None  # the claim was let go

@@ -90,6 +90,10 @@ class TusView(APIView):
             raise self.refusal(request, upload.pk, offset)
         try:
             got = receive(request._request, lease, offset, size, checksum)
+        except FileNotFoundError:  # terminated meanwhile (404), or its bytes lost (410)
+            lease.release()
+            self.owned(request, upload.pk)
+            raise bytes_gone() from None
         except LeaseLost:
             raise TusError(
                 status.HTTP_409_CONFLICT,
@@ -105,7 +109,7 @@ class TusView(APIView):
             try:
                 finish(Upload.objects.select_related("owner").get(pk=upload.pk), lease)
             except (BytesMissing, Upload.DoesNotExist):
-                raise TusError(status.HTTP_410_GONE, "The upload's bytes are gone; start it again.") from None
+                raise bytes_gone() from None
         if not got.checksum_ok and got.whole:
             raise protocol.checksum_mismatch(checksum[0])
         return self.owned(request, upload.pk)
@@ -130,6 +134,10 @@ class TusView(APIView):
             status.HTTP_409_CONFLICT,
             "Another request is writing to this upload: ask for its offset with HEAD and resume from there.",
         )
+
+
+def bytes_gone() -> TusError:
+    return TusError(status.HTTP_410_GONE, "The upload's bytes are gone; start it again.")
 
 
 def gone(upload: Upload) -> TusError:
@@ -225,7 +233,7 @@ class UploadView(TusView):
                 try:
                     finish(Upload.objects.select_related("owner").get(pk=upload.pk), lease)
                 except (BytesMissing, Upload.DoesNotExist):
-                    raise TusError(status.HTTP_410_GONE, "The upload's bytes are gone; start it again.") from None
+                    raise bytes_gone() from None
                 upload = self.owned(request, upload_id)
         headers = {**progress_headers(upload), "Upload-Length": str(upload.length), "Cache-Control": "no-store"}
         if upload.metadata:
