@@ -12,10 +12,10 @@ PORT ?= 8000
 WEB_WORKERS ?= $(shell echo $$(( 2 * $$(nproc 2>/dev/null || echo 1) )))
 WEB_THREADS ?= 4
 GUNICORN = $(VENV)/bin/gunicorn -c python:microcloud.gunicorn_conf microcloud.wsgi:application --bind $(HOST):$(PORT) \
-	--workers $(WEB_WORKERS) --threads $(WEB_THREADS) --timeout 120 --graceful-timeout 10 --no-control-socket
+	--workers $(WEB_WORKERS) --threads $(WEB_THREADS) --timeout 120 --graceful-timeout 10 --no-control-socket --preload
 
 .PHONY: install install-dev run dev migrate admin test test-fast test-sqlite test-postgres lint format bench bench-web \
-	bench-mixed install-wrk messages clean
+	bench-mixed bench-idle install-wrk messages clean
 
 $(VENV)/.runtime: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -131,6 +131,13 @@ bench-web: install install-wrk
 bench-mixed: install install-wrk
 	mkdir -p bench/results
 	$(PY) -m bench.mixed --workers $(WEB_WORKERS) --threads $(WEB_THREADS) --json bench/results/mixed-latest.json
+
+# The service's idle cost (about 75 s): gunicorn and runexpiry as `make run`
+# starts them, on a temporary database and var directory, CPU, wake-ups and
+# PSS of every process over 60 s (docs/benchmarks.md, Idle cost).
+bench-idle: install
+	mkdir -p bench/results
+	$(PY) -m bench.idle --json bench/results/idle-latest.json
 
 install-wrk:
 	@command -v "$${WRK:-wrk}" >/dev/null 2>&1 || { \

@@ -32,6 +32,8 @@ def gunicorn_command(port: int, workers: int, threads: int) -> list[str]:
 
     --no-control-socket: gunicorn's control socket has one default path per
     user, so a benchmark's server must not take it over from one running beside it.
+    --preload: the app is imported once in the master, its pages shared by
+    the workers (docs/benchmarks.md, Idle cost).
     """
     gunicorn = str(Path(sys.executable).with_name("gunicorn"))
     return [
@@ -39,6 +41,7 @@ def gunicorn_command(port: int, workers: int, threads: int) -> list[str]:
         *("--bind", f"127.0.0.1:{port}"),
         *("--workers", str(workers), "--threads", str(threads), "--timeout", "120", "--graceful-timeout", "10"),
         "--no-control-socket",
+        "--preload",
     ]
 
 
