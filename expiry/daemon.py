@@ -44,6 +44,9 @@ class ExpiryDaemon(threading.Thread):
         self.wake = threading.Event()
         # Expiring (True) or standing by (False); None until the lease is first looked at.
         self.leading: bool | None = True if lease is None else None
+        # Called at each stand-by look at the lease (the webhook thread's poke:
+        # a stand-by's watcher does not run, so nothing else would).
+        self.on_standby = None
         self.failures = 0  # consecutive failed steps
         self.errors = 0  # failed steps in all
 
@@ -71,6 +74,8 @@ class ExpiryDaemon(threading.Thread):
     def run_until_stopped(self) -> None:
         while not self.stop_requested.is_set():
             if not self.has_lease():
+                if self.on_standby is not None:
+                    self.on_standby()
                 self.wait(STANDBY_POLL)
                 continue
             if self.run_due_steps():

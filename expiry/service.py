@@ -193,4 +193,13 @@ def build_service(
     # The webhook worker rides along (one fewer process to run); every
     # daemon may run one, claims keep them from sending a delivery twice.
     webhook_thread = WebhookThread() if webhooks else None
+    if webhook_thread is not None:
+        # The webhook thread sleeps while nothing is pending and is poked
+        # instead: by the watcher when another process committed (the leader),
+        # by the stand-by's look at the lease, and by this process's own
+        # events and expiries (WebhookThread.connect_pokes).
+        scheduler.watcher.on_change = webhook_thread.poke
+        if scheduler.watcher.sees_other_writers:
+            webhook_thread.idle_wait = settings.WEBHOOK_IDLE_WAIT
+        daemon.on_standby = webhook_thread.poke
     return ExpiryService(scheduler, daemon, housekeeper, webhooks=webhook_thread, id_log=id_log)

@@ -33,6 +33,13 @@ class Watcher:
     """Nothing to start, no notices, a pick-up check every interval."""
 
     wants_pickup = False
+    # Called (from the daemon thread) when another process is seen to have
+    # written: the webhook thread looks for new deliveries then, instead of
+    # polling on its own (expiry.service wires it).
+    on_change = None
+    # Whether changed() sees every commit of another connection (and so
+    # calls on_change for each, at the latest one pick-up interval later).
+    sees_other_writers = False
 
     def start(self, wake: threading.Event) -> None:
         pass
@@ -143,6 +150,8 @@ class NotifyWatcher(Watcher):
             try:
                 item = self.queue.get_nowait()
             except queue.Empty:
+                if notices and self.on_change is not None:
+                    self.on_change()  # a share created or renewed has events
                 return notices
             if item in (UP, DOWN):
                 self.listening = item == UP
@@ -244,6 +253,8 @@ class DatagramWatcher(NotifyWatcher):
     data_version every pick-up interval like DataVersionWatcher.
     """
 
+    sees_other_writers = True  # PRAGMA data_version
+
     def __init__(self, using: str = "default", *, safety_interval: float = 1.0, path: str | None = None):
         super().__init__(using, safety_interval=safety_interval)
         self.path = path or wakeup_socket_path(using)
@@ -258,7 +269,10 @@ class DatagramWatcher(NotifyWatcher):
 
     def changed(self) -> bool:
         self.wants_pickup = False
-        return self.versions.changed()
+        changed = self.versions.changed()
+        if changed and self.on_change is not None:
+            self.on_change()
+        return changed
 
 
 class DatagramListener(threading.Thread):
@@ -271,14 +285,22 @@ class DatagramListener(threading.Thread):
         self.notices = notices
         self.wake = wake
         self.stopping = threading.Event()
+        self.sock: socket.socket | None = None
 
     def stop(self) -> None:
         self.stopping.set()
         send_datagram(self.path, "")  # wake the blocking recv() now
+        sock = self.sock
+        if sock is not None:
+            # And should that datagram be lost (a full queue, the path taken
+            # over): a shut-down socket's recv() returns at once.
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
 
     def run(self) -> None:
         try:
             sock, inode = self.bind()
+            self.sock = sock
         except OSError:
             logger.warning("cannot listen on %s; polling for changes instead", self.path, exc_info=True)
             self.push(DOWN)
@@ -287,10 +309,7 @@ class DatagramListener(threading.Thread):
             logger.info("listening for schedule changes on %s", self.path)
             self.push(UP)
             while not self.stopping.is_set():
-                try:
-                    data = sock.recv(256)
-                except TimeoutError:
-                    continue
+                data = sock.recv(256)
                 if not data:
                     continue  # stop()'s wake-up
                 try:
@@ -318,9 +337,8 @@ class DatagramListener(threading.Thread):
             finally:
                 os.umask(umask)
             os.chmod(self.path, 0o600)
-            # stop() wakes recv() with an empty datagram; the timeout is only
-            # a backstop should that one be lost, so idle costs no wake-ups.
-            sock.settimeout(5.0)
+            # No timeout: idle costs no wake-ups. stop() wakes recv() with an
+            # empty datagram and by shutting the socket down.
             return sock, os.stat(self.path).st_ino
         except OSError:
             sock.close()

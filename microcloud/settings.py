@@ -362,6 +362,10 @@ WEBHOOK_RETRY_MAX = envfloat("WEBHOOK_RETRY_MAX", 3600.0)
 WEBHOOK_RETRY_WINDOW = envfloat("WEBHOOK_RETRY_WINDOW", 86400.0)
 # Seconds between a worker's looks for due deliveries when it has none.
 WEBHOOK_POLL_INTERVAL = envfloat("WEBHOOK_POLL_INTERVAL", 1.0)
+# runexpiry's webhook thread, with nothing pending at all (SQLite), sleeps
+# until poked by the daemon (another process committed, or this one wrote
+# events), and looks on its own only this often, as a safety net.
+WEBHOOK_IDLE_WAIT = envfloat("WEBHOOK_IDLE_WAIT", 60.0)
 # Deliveries a worker sends at once, each to a different endpoint: a slow or
 # hanging receiver holds one of them, never the others' deliveries.
 WEBHOOK_CONCURRENCY = envint("WEBHOOK_CONCURRENCY", 8, minimum=1)

@@ -33,6 +33,7 @@ import json
 import logging
 import random
 import threading
+import time
 from collections.abc import Callable, Collection
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from datetime import datetime, timedelta
@@ -42,6 +43,7 @@ from django.db import connections, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from sharing.signals import share_events_saved, shares_expired
 from webhooks import signing
 from webhooks.models import WebhookDelivery, WebhookEndpoint
 from webhooks.outbox import ACTIVE, DELIVERY, ENDPOINT
@@ -56,6 +58,9 @@ MAX_ERROR_BACKOFF = 30.0
 # Retries wait up to this fraction longer than the back-off, at random.
 JITTER = 0.25
 GONE = 410
+# Pokes (WebhookThread.poke) closer together than this are taken as one look:
+# a burst of expiries or new shares costs at most ten looks a second.
+POKE_MIN_GAP = 0.1
 
 
 def backoff(attempts: int) -> timedelta:
@@ -279,8 +284,18 @@ class WebhookThread(threading.Thread):
     once in a pool of threads; with none due, looks again every
     WEBHOOK_POLL_INTERVAL seconds (on SQLite a look with nothing pending and
     nothing committed since is one pragma, not a query:
-    DeliveryWorker.nothing_new). A stop request lets the sends in hand finish
-    (each at most WEBHOOK_TIMEOUT)."""
+    DeliveryWorker.nothing_new), or as soon as poke() is called. A stop
+    request lets the sends in hand finish (each at most WEBHOOK_TIMEOUT).
+
+    Idle without polling: when nothing at all is pending (SQLite: no
+    undelivered row, so nothing can fall due by the clock) and something
+    promises to poke it after every commit that may have added a delivery
+    (`idle_wait` set; expiry.service does it: the daemon's watcher pokes
+    when another process committed, and this process's own events and
+    expiries poke through signals), the thread sleeps up to `idle_wait`
+    instead of WEBHOOK_POLL_INTERVAL. Pokes closer than POKE_MIN_GAP are
+    taken together, so a stream of them costs at most one look per gap.
+    """
 
     def __init__(
         self,
@@ -297,9 +312,48 @@ class WebhookThread(threading.Thread):
         self.errors = 0
         self.skipped = 0  # idle looks answered by the data version alone
         self.in_flight: dict[Future, int] = {}  # each send in hand, and its endpoint
+        self.wake = threading.Event()
+        self.idle_wait: float | None = None  # see the class docstring
+        self.last_look = float("-inf")  # time.monotonic() of the last look
+        self.looks = 0
 
     def stop(self) -> None:
         self.stop_requested.set()
+        self.wake.set()
+
+    def poke(self, **kwargs) -> None:
+        """Look for new deliveries now (a signal receiver, hence **kwargs)."""
+        self.wake.set()
+
+    def poke_after_commit(self, using: str = "default", **kwargs) -> None:
+        """share_events_saved is sent inside the transaction: poke once it commits."""
+        transaction.on_commit(self.poke, using=using)
+
+    def connect_pokes(self) -> None:
+        """This process's own writes that may add deliveries poke the thread."""
+        uid = f"webhook-poke-{id(self)}"
+        share_events_saved.connect(self.poke_after_commit, dispatch_uid=uid, weak=False)
+        shares_expired.connect(self.poke, dispatch_uid=uid, weak=False)
+
+    def disconnect_pokes(self) -> None:
+        uid = f"webhook-poke-{id(self)}"
+        share_events_saved.disconnect(dispatch_uid=uid)
+        shares_expired.disconnect(dispatch_uid=uid)
+
+    def idle_pause(self) -> float:
+        """How long to sleep after a look that left nothing in hand."""
+        if self.idle_wait is not None and self.worker.idle_mark is not None:
+            return max(self.idle_wait, self.poll_interval)
+        return self.poll_interval
+
+    def pause(self, seconds: float, *, clock=time.monotonic) -> None:
+        """Sleep up to `seconds`, or until poked (or stopped)."""
+        if self.wake.wait(seconds) and not self.stop_requested.is_set():
+            gap = self.last_look + POKE_MIN_GAP - clock()
+            if gap > 0:
+                self.stop_requested.wait(gap)  # take the pokes of this gap together
+        # Cleared before the next look: a poke from here on wakes the next pause.
+        self.wake.clear()
 
     def _send(self, delivery_id: int, until: datetime) -> None:
         try:
@@ -326,8 +380,12 @@ class WebhookThread(threading.Thread):
     def run(self) -> None:
         failures = 0
         pool = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="webhook-send")
+        if self.idle_wait is not None:
+            self.connect_pokes()
         try:
             while not self.stop_requested.is_set():
+                self.last_look = time.monotonic()
+                self.looks += 1
                 try:
                     if not self.in_flight and self.worker.nothing_new():
                         self.skipped += 1
@@ -336,7 +394,7 @@ class WebhookThread(threading.Thread):
                         if not self.in_flight:
                             self.worker.note_idle()
                     failures = 0
-                    pause = self.poll_interval
+                    pause = self.idle_pause()
                     if self.in_flight:
                         # Back as soon as a send ends (a sender is free), or
                         # after a poll interval for deliveries that fell due.
@@ -352,8 +410,12 @@ class WebhookThread(threading.Thread):
                         "webhook step failed (%d in a row), retrying in %.1f s", failures, pause, exc_info=True
                     )
                     connections[self.worker.using].close()  # a broken connection is replaced on the next query
-                self.stop_requested.wait(pause)
+                    self.stop_requested.wait(pause)  # the back-off holds, pokes or not
+                    continue
+                self.pause(pause)
         finally:
+            if self.idle_wait is not None:
+                self.disconnect_pokes()
             pool.shutdown(wait=True)
             self._reap(list(self.in_flight))
             connections[self.worker.using].close()
