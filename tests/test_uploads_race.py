@@ -13,7 +13,7 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from sharing.models import StoredFile
+from sharing.models import StorageAccount, StoredFile, quotas
 from tests.helpers import in_threads
 from tests.test_uploads_support import digests, head, new_upload, patch, upload_id
 from uploads.models import Upload, partial_path
@@ -98,6 +98,7 @@ def wait_for_claim(pk: str) -> bool:
 
 def test_finishers_racing_on_one_complete_upload_make_one_file(alice):
     now = timezone.now()
+    quotas.reserve(alice.pk, 300_000)  # as creating it through the API does
     upload = Upload.objects.create(
         owner=alice,
         length=300_000,
@@ -117,3 +118,5 @@ def test_finishers_racing_on_one_complete_upload_make_one_file(alice):
     assert (stored.sha256, stored.crc32) == digests(data)
     assert Upload.objects.get().file == stored
     assert head(client_of(alice), f"/api/uploads/{upload.pk}")["Upload-File"] == f"/api/files/{stored.pk}/"
+    account = StorageAccount.objects.get(pk=alice.pk)
+    assert (account.used_bytes, account.reserved_bytes) == (300_000, 0)  # counted once

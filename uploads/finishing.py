@@ -2,19 +2,24 @@
 
 The bytes go through StoredFile.create_from_upload, the path every upload
 takes (name and type rules, size, SHA-256 and CRC-32 in one pass), read
-from the partial file; only then is the upload marked finished, by an
-UPDATE that matches only while this request still holds the upload's claim
-and it is not finished yet. So a file is listed only once its bytes are all
-stored, and of two finishers (one whose claim lapsed while it worked, and
-the one that took over) exactly one file stays: the loser deletes its own.
+from the partial file; the upload is marked finished in the
+transaction that stores the file's row, by an UPDATE that matches only while
+this request still holds the upload's claim and it is not finished yet. So a
+file is listed only once its bytes are all stored, and of two finishers (one
+whose claim lapsed while it worked, and the one that took over) exactly one
+stores a row: the other's transaction rolls back, its bytes go, and the
+owner's quota counts the file once (the reservation made at creation turns
+into it in the same transaction).
 """
 
 import os
+from functools import partial
 
 from django.core.files import File
 from django.utils import timezone
 
-from sharing.models import StoredFile, delete_file
+from sharing.models import StoredFile
+from sharing.models.files import Superseded
 from uploads.models import Upload, discard_partial_file, expires_after, partial_path
 from uploads.writing import Lease
 
@@ -56,20 +61,28 @@ def finish(upload: Upload, lease: Lease) -> StoredFile | None:
                     owner=upload.owner,
                     upload=PartialBytes(handle, upload, lease),
                     delete_when_unshared=upload.delete_when_unshared,
+                    reserved=upload.length,  # set aside when the upload was created
+                    still_wanted=partial(mark_finished, lease),
                 )
         except FileNotFoundError:
             raise BytesMissing from None
-        now = timezone.now()
-        won = (
-            lease.mine()
-            .filter(finished_at__isnull=True)
-            .update(finished_at=now, file=stored, writer=None, writing_until=None, expires_at=now + expires_after())
-        )
+    except Superseded:
+        lease.release()
+        return None
     except BaseException:
         lease.release()
         raise
-    if not won:
-        delete_file(stored)
-        return None
     discard_partial_file(upload.pk)
     return stored
+
+
+def mark_finished(lease: Lease, stored: StoredFile) -> bool:
+    """In the transaction that stores the file: the upload is finished with
+    it, if this request still holds the claim and nobody finished it first.
+    Otherwise the file is not stored at all (never listed, never counted)."""
+    now = timezone.now()
+    return bool(
+        lease.mine()
+        .filter(finished_at__isnull=True)
+        .update(finished_at=now, file=stored, writer=None, writing_until=None, expires_at=now + expires_after())
+    )

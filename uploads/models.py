@@ -19,7 +19,7 @@ from django.db.models.signals import post_delete
 from django.dispatch import receiver
 from django.utils import timezone
 
-from sharing.models import StoredFile
+from sharing.models import StoredFile, quotas
 
 # 16 random bytes: 128 bits, as 22 URL-safe characters. The id is the
 # upload's public name; guessing another's is hopeless, and it would answer
@@ -136,8 +136,22 @@ def remove_upload(upload: Upload) -> None:
     finished one stays). Safe to call twice or from two processes at once:
     deleting a row that is gone deletes nothing, and so does unlinking a
     file that is gone. A request still writing to it finds its claim gone
-    and stops (uploads.writing)."""
-    Upload.objects.filter(pk=upload.pk).delete()
+    and stops (uploads.writing). An unfinished upload gives its owner back
+    the space set aside for it, once: only the remover that found the row
+    (under its lock) does."""
+    with transaction.atomic():
+        row = (
+            Upload.objects.select_for_update()
+            .filter(pk=upload.pk)
+            .values_list("owner_id", "length", "finished_at")
+            .first()
+        )
+        if row is None:
+            return
+        Upload.objects.filter(pk=upload.pk).delete()
+        owner_id, length, finished_at = row
+        if finished_at is None:  # a finished one's space became its file's
+            quotas.release(owner_id, length)
     transaction.on_commit(partial(discard_partial_file, upload.pk))
 
 

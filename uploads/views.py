@@ -10,6 +10,7 @@ headers over a binary body, which docs/api.md describes.
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema
@@ -20,7 +21,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from sharing.models import UploadTooLarge, check_upload, clean_file_name
+from sharing.models import QuotaExceeded, UploadTooLarge, check_upload, clean_file_name, quotas
 from uploads import protocol
 from uploads.finishing import BytesMissing, finish
 from uploads.models import Upload, create_partial_file, discard_partial_file, expires_after, remove_upload
@@ -167,7 +168,14 @@ class UploadCollectionView(TusView):
                 raise protocol.past_the_end(0, size, length)
         create_partial_file(upload.pk)
         try:
-            upload.save(force_insert=True)
+            with transaction.atomic():
+                # The whole length set aside now: a client learns at once that
+                # the file will not fit, not after sending every byte.
+                quotas.reserve(request.user.pk, length)
+                upload.save(force_insert=True)
+        except QuotaExceeded as refused:
+            discard_partial_file(upload.pk)
+            raise TusError(status.HTTP_413_REQUEST_ENTITY_TOO_LARGE, refused.messages[0]) from None
         except BaseException:
             discard_partial_file(upload.pk)
             raise

@@ -7,6 +7,7 @@ import os
 import re
 import uuid
 import zlib
+from collections.abc import Callable
 from functools import partial
 
 from django.conf import settings
@@ -73,6 +74,10 @@ class Digests:
         return self._sha256.hexdigest()
 
 
+class Superseded(Exception):
+    """The caller no longer wanted the file it was storing; nothing was stored."""
+
+
 class StoredFile(models.Model):
     # No single-column index: file_owner_created_idx starts with owner.
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="files", db_index=False)
@@ -111,11 +116,20 @@ class StoredFile(models.Model):
 
     @classmethod
     def create_from_upload(
-        cls, *, owner, upload, delete_when_unshared: bool = False, reserved: int = 0
+        cls,
+        *,
+        owner,
+        upload,
+        delete_when_unshared: bool = False,
+        reserved: int = 0,
+        still_wanted: Callable[["StoredFile"], bool] | None = None,
     ) -> "StoredFile":
         """Store the uploaded bytes and their metadata, or neither. The bytes
         count against the owner's quota (QuotaExceeded when they do not fit),
-        `reserved` of them already set aside for this upload."""
+        `reserved` of them already set aside for this upload. `still_wanted`,
+        called in the transaction that stores the row, may decline the file
+        (a resumable upload that another request finished first): then
+        nothing is stored and Superseded is raised."""
         digests = Digests()
         for chunk in upload.chunks():
             digests.update(chunk)
@@ -136,8 +150,12 @@ class StoredFile(models.Model):
         stored.content.save(name, upload, save=False)
         try:
             with transaction.atomic():
-                quotas.charge(owner.pk, digests.size, from_reserved=reserved)
                 stored.save()
+                # Asked before charging: a declined file must not spend the
+                # reservation the file that was kept already turned into itself.
+                if still_wanted is not None and not still_wanted(stored):
+                    raise Superseded
+                quotas.charge(owner.pk, digests.size, from_reserved=reserved)
         except BaseException:
             # The row never existed, so the bytes must not outlive it.
             stored.content.storage.delete(stored.content.name)
