@@ -22,7 +22,7 @@ from rest_framework.authtoken.models import Token
 from tusclient import client as tus
 from tusclient.exceptions import TusCommunicationError, TusUploadFailed
 
-from sharing.models import StoredFile
+from sharing.models import StorageAccount, StoredFile, quotas
 from tests.helpers import web_nodes
 from tests.test_uploads_support import OFFSET_STREAM
 from uploads.models import Upload, partial_path
@@ -164,6 +164,7 @@ def test_racing_appends_at_one_offset_make_one_winner(servers, token, alice):
 def test_racing_finishers_make_one_file(servers, token, alice):
     """A complete upload whose finisher died: every HEAD tries to finish it."""
     now = timezone.now()
+    quotas.reserve(alice.pk, 3 * MiB)  # as creating it through the API did
     upload = Upload.objects.create(
         owner=alice,
         length=3 * MiB,
@@ -191,3 +192,5 @@ def test_racing_finishers_make_one_file(servers, token, alice):
         request(servers[0], "HEAD", f"/api/uploads/{upload.pk}", {"Authorization": f"Token {token}"})[1]["upload-file"]
         == f"/api/files/{stored.pk}/"
     )
+    account = StorageAccount.objects.get(pk=alice.pk)
+    assert (account.used_bytes, account.reserved_bytes) == (3 * MiB, 0)  # the file counted once
