@@ -19,6 +19,7 @@ The modules, roughly from the command down:
 - watchers.py: how the daemon learns of shares written by other processes.
 - notify.py: the other side: announce new and renewed deadlines after commit.
 - reminders.py: the second deadline per share, its reminder, claimed and mailed.
+- uploads.py: resumable uploads' deadlines; due ones removed through uploads.models.remove_if_due.
 - housekeeping.py: ephemeral files, folded download counts, retention purge.
 - checkpoint.py: SQLite WAL checkpoints off the daemon's thread.
 - idlog.py: the --log-expired-ids audit file.

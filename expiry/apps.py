@@ -1,7 +1,8 @@
 from django.apps import AppConfig
 
-from expiry.notify import notify_daemons
+from expiry.notify import ask_for_pickup, notify_daemons
 from sharing.signals import share_schedule_changed
+from uploads.signals import upload_created
 
 
 class ExpiryConfig(AppConfig):
@@ -11,3 +12,5 @@ class ExpiryConfig(AppConfig):
 
     def ready(self):
         share_schedule_changed.connect(notify_daemons, dispatch_uid="expiry.notify")
+        # An upload's deadline: the daemons read it at their next pick-up, now.
+        upload_created.connect(lambda **kwargs: ask_for_pickup(), dispatch_uid="expiry.notify_uploads", weak=False)

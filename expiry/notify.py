@@ -31,6 +31,12 @@ logger = logging.getLogger("expiry")
 CHANNEL = "microcloud_share_schedule"
 
 
+# A notice without a deadline: "read what was written, now". Resumable
+# uploads send it when one is created (they have no change mark the
+# pick-up could read from), so a short Upload-Expires is scheduled at once.
+PICKUP = "pickup"
+
+
 def payload_for(share_id: int, expires_at: float) -> str:
     # repr() of a float round-trips exactly, so the daemon's deadline equals
     # the one it would read from the row.
@@ -50,10 +56,12 @@ def valid_deadline(share_id: int, expires_at: float) -> bool:
     return 1 <= share_id <= MAX_SHARE_ID and math.isfinite(expires_at) and 0 <= expires_at <= MAX_DEADLINE
 
 
-def parse_payload(payload: str) -> tuple[int, float]:
-    """Return (share_id, expires_at) from a payload; raise ValueError if it is
-    malformed or names something no share can be (anyone who can reach the
-    socket, or CONNECT to the database, can send one)."""
+def parse_payload(payload: str) -> tuple[int, float] | str:
+    """Return (share_id, expires_at) from a payload, or PICKUP; raise
+    ValueError if it is malformed or names something no share can be (anyone
+    who can reach the socket, or CONNECT to the database, can send one)."""
+    if payload == PICKUP:
+        return PICKUP
     share_id_text, separator, expires_text = payload.partition(":")
     if not separator or not share_id_text.isascii() or not share_id_text.isdigit():
         raise ValueError(f"not a share id: {share_id_text[:40]!r}")
@@ -94,18 +102,27 @@ def send_datagram(path: str, payload: str) -> bool:
 def notify_daemons(sender, share_id, expires_at, using=DEFAULT_DB_ALIAS, **kwargs):
     """Announce a new or renewed deadline to the daemons: the receiver of
     share_schedule_changed, connected in ExpiryConfig.ready()."""
+    announce(payload_for(share_id, expires_at.timestamp()), using)
+
+
+def ask_for_pickup(using=DEFAULT_DB_ALIAS) -> None:
+    """Ask the daemons to read what was written now (after the commit)."""
+    announce(PICKUP, using)
+
+
+def announce(payload: str, using=DEFAULT_DB_ALIAS) -> None:
     connection = connections[using]
     if connection.vendor == "sqlite":
         path = wakeup_socket_path(using)
         if path is not None:
-            send_datagram(path, payload_for(share_id, expires_at.timestamp()))
+            send_datagram(path, payload)
         return
     if connection.vendor != "postgresql":
         return
     try:
         with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_notify(%s, %s)", [CHANNEL, payload_for(share_id, expires_at.timestamp())])
+            cursor.execute("SELECT pg_notify(%s, %s)", [CHANNEL, payload])
     except DatabaseError:
         # The write has committed; failing the request now would only make
         # the client retry a success. The daemons' pick-up read finds it.
-        logger.warning("NOTIFY for share %s failed", share_id, exc_info=True)
+        logger.warning("NOTIFY %r failed", payload, exc_info=True)

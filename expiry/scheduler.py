@@ -43,6 +43,7 @@ from expiry.bursts import ChunkedExpiry
 from expiry.notify import valid_deadline
 from expiry.reminders import NoReminders
 from expiry.store import ShareDeadline, ShareStore
+from expiry.uploads import NoUploads
 from sharing.models import SharingPolicy
 
 logger = logging.getLogger("expiry")
@@ -89,6 +90,7 @@ class ExpiryScheduler(ChunkedExpiry):
         batch_size: int | None = None,
         coalesce: float = 0.0,
         reminders=None,
+        uploads=None,
     ):
         self.store = store
         self.clock = clock or time.time  # looked up now, so freezegun can stand in
@@ -104,6 +106,8 @@ class ExpiryScheduler(ChunkedExpiry):
         self.stats = ExpiryStats()
         # Each share's second deadline (its reminder), fed by the same refresh and pick-up.
         self.reminders = reminders if reminders is not None else NoReminders()
+        # Resumable uploads' deadlines (expiry.uploads), fed by the same refresh and pick-up.
+        self.uploads = uploads if uploads is not None else NoUploads()
         self._chunk = bursts.FIRST_CHUNK  # statement size, adapted by ChunkedExpiry
 
         self._heap: list[tuple[float, int]] = []
@@ -126,6 +130,7 @@ class ExpiryScheduler(ChunkedExpiry):
         self.next_refresh = self.window_end = self.next_pickup = float("-inf")
         self._watermark = None
         self.reminders.reset()
+        self.uploads.reset()
         if self.watcher is not None:
             self.watcher.take_notices()
 
@@ -176,7 +181,7 @@ class ExpiryScheduler(ChunkedExpiry):
         deadline = self.next_refresh
         if self._heap:
             deadline = min(deadline, self._wake_time())
-        deadline = min(deadline, self.reminders.next_time())
+        deadline = min(deadline, self.reminders.next_time(), self.uploads.next_time())
         if self.watcher is not None:
             if self.watcher.wants_pickup:
                 return 0.0
@@ -209,6 +214,9 @@ class ExpiryScheduler(ChunkedExpiry):
             return True
         if self.reminders.has_due(now):  # expiries first, reminders when none is due
             self.reminders.run_due(now)
+            return True
+        if self.uploads.has_due(now):
+            self.uploads.run_due(now)
             return True
         if now >= self.next_refresh:
             self.refresh(now)
@@ -267,6 +275,7 @@ class ExpiryScheduler(ChunkedExpiry):
         deadlines = self.store.load_window(self.window_end)
         pushed = self._schedule_many(deadlines)
         self.reminders.refresh(now, self.window_end)
+        self.uploads.refresh(now, self.window_end)
         self.stats.refreshes += 1
         logger.info(
             "refresh: %d shares due in the next %.3f s (%d new), heap %d, next refresh in %.3f s",
@@ -284,6 +293,8 @@ class ExpiryScheduler(ChunkedExpiry):
             self._watermark = self.store.change_mark(self.clock())
         deadlines, self._watermark = self.store.load_changed(self._watermark)
         pushed = sum(self.schedule(d.share_id, d.expires_at) for d in deadlines)
+        # Uploads have no change mark: their few deadlines in the window are read again.
+        self.uploads.refresh(self.clock(), self.window_end)
         if pushed:
             self.stats.pickups += pushed
             logger.debug("picked up %d new or renewed shares", pushed)

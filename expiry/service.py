@@ -25,6 +25,7 @@ from expiry.lease import LeaseKeeper
 from expiry.reminders import ReminderSchedule
 from expiry.scheduler import ExpiryScheduler
 from expiry.store import ShareStore
+from expiry.uploads import UploadSchedule
 from expiry.watchers import Watcher, watcher_for
 from notices.worker import default_worker
 from webhooks.worker import WebhookThread
@@ -127,7 +128,7 @@ class ExpiryService:
         logger.info(
             "runexpiry stopped after %.1f s: %d shares expired in %d batches (worst lateness %.3f ms, "
             "longest stamp-to-commit %.3f ms), %d caught up at start, %d picked up, %d refreshes, %d failed steps; "
-            "%d ended shares purged, %d ephemeral files deleted",
+            "%d ended shares purged, %d ephemeral files deleted, %d resumable uploads removed",
             time.monotonic() - self.started,
             stats.expired,
             stats.batches,
@@ -139,6 +140,7 @@ class ExpiryService:
             self.daemon.errors,
             self.housekeeper.purged,
             self.housekeeper.reaped,
+            self.scheduler.uploads.stats.removed,
         )
 
 
@@ -152,6 +154,7 @@ def build_service(
     lease_owner: str | None = None,
     webhooks: bool = True,
     reminders: bool = True,
+    uploads: bool = True,
     log_expired_ids: str | None = None,
     watcher: Watcher | None = None,
     clock: Callable[[], float] | None = None,
@@ -162,8 +165,9 @@ def build_service(
     (EXPIRY_REFRESH_INTERVAL, else the reference rule; EXPIRY_PICKUP_INTERVAL,
     EXPIRY_COALESCE, EXPIRY_LEASE_TTL). `lease`: "on", "off", or "auto" (on
     for SQLite, off for PostgreSQL, where all daemons work at once).
-    `reminders=False` leaves reminders out (`--once`), `webhooks=False` the
-    webhook thread. `watcher` defaults to the database's (watcher_for); `clock`
+    `reminders=False` leaves reminders out (`--once`), `uploads=False` the
+    removal of resumable uploads at their deadline (`--once` too),
+    `webhooks=False` the webhook thread. `watcher` defaults to the database's (watcher_for); `clock`
     (wall-clock seconds, time.time by default) drives the scheduler, the
     reminders and the lease. Only `log_expired_ids` acts at once: it opens
     that file and starts logging to it, until close().
@@ -180,6 +184,7 @@ def build_service(
         coalesce=settings.EXPIRY_COALESCE if coalesce is None else coalesce,
         # Not for --once: a cron run expires what is due and leaves.
         reminders=ReminderSchedule(clock=clock) if reminders else None,
+        uploads=UploadSchedule(clock=clock) if uploads else None,
     )
     use_lease = lease == "on" or (lease == "auto" and connection.vendor == "sqlite")
     keeper = None

@@ -24,7 +24,7 @@ import threading
 
 from django.db import connections
 
-from expiry.notify import CHANNEL, parse_payload, send_datagram, wakeup_socket_path
+from expiry.notify import CHANNEL, PICKUP, parse_payload, send_datagram, wakeup_socket_path
 
 logger = logging.getLogger("expiry")
 
@@ -155,6 +155,8 @@ class NotifyWatcher(Watcher):
                 return notices
             if item in (UP, DOWN):
                 self.listening = item == UP
+                self.wants_pickup = True
+            elif item == PICKUP:
                 self.wants_pickup = True
             else:
                 notices.append(item)

@@ -14,11 +14,12 @@ PROJECT_PACKAGES = {
     "webhooks",
     "notices",
     "ratelimit",
+    "uploads",
     "microcloud",
     "bench",
     "sqlite_writers",
 }
-APPS = ["sharing", "expiry", "links", "web", "webhooks", "notices", "ratelimit"]
+APPS = ["sharing", "expiry", "links", "web", "webhooks", "notices", "ratelimit", "uploads"]
 # sharing/models/, lowest first: a module imports only from layers before its own.
 MODEL_LAYERS = [
     {"state", "budget", "events", "policy"},

@@ -20,6 +20,7 @@ from django.dispatch import receiver
 from django.utils import timezone
 
 from sharing.models import StoredFile, quotas
+from sharing.models.state import locked_now
 
 # 16 random bytes: 128 bits, as 22 URL-safe characters. The id is the
 # upload's public name; guessing another's is hopeless, and it would answer
@@ -133,26 +134,47 @@ class Upload(models.Model):
 
 def remove_upload(upload: Upload) -> None:
     """Delete the upload's row and its partial bytes (the stored file of a
-    finished one stays). Safe to call twice or from two processes at once:
-    deleting a row that is gone deletes nothing, and so does unlinking a
-    file that is gone. A request still writing to it finds its claim gone
-    and stops (uploads.writing). An unfinished upload gives its owner back
-    the space set aside for it, once: only the remover that found the row
-    (under its lock) does."""
+    finished one stays): termination. Safe to call twice or from two
+    processes at once: deleting a row that is gone deletes nothing, and so
+    does unlinking a file that is gone. A request still writing to it finds
+    its claim gone and stops (uploads.writing)."""
     with transaction.atomic():
-        row = (
-            Upload.objects.select_for_update()
-            .filter(pk=upload.pk)
-            .values_list("owner_id", "length", "finished_at")
-            .first()
-        )
-        if row is None:
-            return
-        Upload.objects.filter(pk=upload.pk).delete()
-        owner_id, length, finished_at = row
-        if finished_at is None:  # a finished one's space became its file's
-            quotas.release(owner_id, length)
-    transaction.on_commit(partial(discard_partial_file, upload.pk))
+        locked_now(Upload.objects.filter(pk=upload.pk))
+        _delete_locked(upload.pk)
+
+
+def remove_if_due(upload_id: str) -> bool:
+    """The expiry daemon's removal: the upload goes only if it is due (the
+    one rule, UploadQuerySet.due) at the time read once its row is locked,
+    so one renewed by a chunk meanwhile stays. Return whether it went."""
+    with transaction.atomic():
+        now = locked_now(Upload.objects.filter(pk=upload_id))
+        if not Upload.objects.filter(pk=upload_id).due(now).exists():
+            return False
+        return _delete_locked(upload_id)
+
+
+def _delete_locked(upload_id: str) -> bool:
+    """Delete a locked upload row, give its owner back the space an
+    unfinished one set aside (once: only the remover that found the row
+    does; a finished one's space became its file's), and its bytes after
+    the commit."""
+    row = Upload.objects.filter(pk=upload_id).values_list("owner_id", "length", "finished_at").first()
+    if row is None:
+        return False
+    Upload.objects.filter(pk=upload_id).delete()
+    owner_id, length, finished_at = row
+    if finished_at is None:
+        quotas.release(owner_id, length)
+    transaction.on_commit(partial(discard_partial_file, upload_id))
+    return True
+
+
+def deadlines_before(until) -> list[tuple[str, float]]:
+    """(id, deadline as a timestamp) of the uploads due before `until`, for
+    the expiry daemon's heap: the due() rule decides again when each falls due."""
+    rows = Upload.objects.filter(expires_at__lt=until).order_by("expires_at").values_list("pk", "expires_at")
+    return [(pk, expires_at.timestamp()) for pk, expires_at in rows]
 
 
 @receiver(post_delete, sender=Upload, dispatch_uid="uploads.discard_partial_bytes")

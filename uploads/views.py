@@ -8,6 +8,8 @@ uploads.writing. They stay out of the OpenAPI schema: tus is a protocol of
 headers over a binary body, which docs/api.md describes.
 """
 
+from functools import partial
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -26,6 +28,7 @@ from uploads import protocol
 from uploads.finishing import BytesMissing, finish
 from uploads.models import Upload, create_partial_file, discard_partial_file, expires_after, remove_upload
 from uploads.protocol import TusError
+from uploads.signals import upload_created
 from uploads.writing import LeaseLost, claim, commit, receive
 
 
@@ -173,6 +176,9 @@ class UploadCollectionView(TusView):
                 # the file will not fit, not after sending every byte.
                 quotas.reserve(request.user.pk, length)
                 upload.save(force_insert=True)
+                transaction.on_commit(
+                    partial(upload_created.send, sender=Upload, upload_id=upload.pk, expires_at=upload.expires_at)
+                )
         except QuotaExceeded as refused:
             discard_partial_file(upload.pk)
             raise TusError(status.HTTP_413_REQUEST_ENTITY_TOO_LARGE, refused.messages[0]) from None

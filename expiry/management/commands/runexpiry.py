@@ -133,6 +133,7 @@ class Command(BaseCommand):
             lease_ttl=options["lease_ttl"],
             webhooks=not options["no_webhooks"],
             reminders=not once,
+            uploads=not once,
             log_expired_ids=options["log_expired_ids"],
         )
         try:

@@ -1,0 +1,120 @@
+"""Unfinished (and finished, kept) resumable uploads end at their deadline too.
+
+An upload's deadline (Upload-Expires) is the daemon's third kind of deadline,
+beside shares' and reminders'. Like reminders, the upload deadlines due
+before the expiry window's end are kept in a heap of their own, loaded by
+the window's refresh and read again at each pick-up (an upload created by
+another process with a short deadline is found within one pick-up), and a
+step runs only when no share expiry is due. When one falls due the database
+decides (uploads.models.remove_if_due: the upload's row locked, the time
+read then, the one `due` rule): an upload a chunk renewed meanwhile stays,
+and is scheduled again at its new deadline. Removal deletes the row, gives
+back the space it set aside and unlinks its bytes right after the commit.
+"""
+
+import heapq
+import logging
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from expiry.store import to_datetime
+from uploads.models import Upload, deadlines_before, remove_if_due
+
+logger = logging.getLogger("expiry")
+
+# Removals per step (each its own short transaction): shares come first between steps.
+UPLOAD_BATCH = 50
+
+
+@dataclass
+class UploadStats:
+    removed: int = 0
+    renewed: int = 0
+
+
+class NoUploads:
+    """No upload deadlines (runexpiry --once, tests of the share expiry alone)."""
+
+    def __init__(self):
+        self.stats = UploadStats()
+
+    def reset(self) -> None:
+        pass
+
+    def refresh(self, now: float, window_end: float) -> int:
+        return 0
+
+    def next_time(self) -> float:
+        return math.inf
+
+    def has_due(self, now: float) -> bool:
+        return False
+
+
+class UploadSchedule:
+    def __init__(self, *, batch: int = UPLOAD_BATCH, clock: Callable[[], float] | None = None):
+        self.clock = clock or time.time  # looked up now, so freezegun can stand in
+        self.batch = batch
+        self.window_end = float("-inf")
+        self.stats = UploadStats()
+        self._heap: list[tuple[float, str]] = []
+        self._scheduled: dict[str, float] = {}
+
+    def reset(self) -> None:
+        self._heap.clear()
+        self._scheduled.clear()
+        self.window_end = float("-inf")
+
+    def __len__(self) -> int:
+        return len(self._scheduled)
+
+    def scheduled_time(self, upload_id: str) -> float | None:
+        return self._scheduled.get(upload_id)
+
+    def refresh(self, now: float, window_end: float) -> int:
+        """Load the upload deadlines before `window_end` (the expiry window's
+        end); called by the window's refresh and by every pick-up."""
+        self.window_end = window_end
+        return sum(self._push(upload_id, deadline) for upload_id, deadline in deadlines_before(to_datetime(window_end)))
+
+    def _push(self, upload_id: str, deadline: float) -> bool:
+        if deadline >= self.window_end or self._scheduled.get(upload_id) == deadline:
+            return False
+        self._scheduled[upload_id] = deadline
+        heapq.heappush(self._heap, (deadline, upload_id))
+        return True
+
+    def next_time(self) -> float:
+        return self._heap[0][0] if self._heap else math.inf
+
+    def has_due(self, now: float) -> bool:
+        return bool(self._heap) and self._heap[0][0] <= now
+
+    def run_due(self, now: float) -> int:
+        """Remove up to `batch` due uploads; return how many went."""
+        due = []
+        while self._heap and self._heap[0][0] <= now and len(due) < self.batch:
+            deadline, upload_id = heapq.heappop(self._heap)
+            if self._scheduled.get(upload_id) == deadline:
+                del self._scheduled[upload_id]
+                due.append(upload_id)
+        removed, kept = 0, []
+        for upload_id in due:
+            if remove_if_due(upload_id):
+                removed += 1
+                logger.info("upload %s… removed at its deadline", upload_id[:6])
+            else:
+                kept.append(upload_id)
+        self.stats.removed += removed
+        if kept:
+            # Renewed by a chunk since (or being written now): follow its deadline.
+            for upload_id, deadline in Upload.objects.filter(pk__in=kept).values_list("pk", "expires_at"):
+                self.stats.renewed += self._push(upload_id, max(deadline.timestamp(), now + WRITING_RECHECK))
+        return removed
+
+
+# An upload being written when its deadline passed is looked at again this
+# much later (its claim renews while it writes, and its chunk renews the deadline).
+WRITING_RECHECK = 1.0
