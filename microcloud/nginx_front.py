@@ -33,7 +33,8 @@ DEPLOYMENT_LOCATIONS = """
         }}
         location / {{
             proxy_pass http://{upstream};
-            proxy_set_header Host $host;
+            # $http_host keeps the port: links and upload URLs the app writes must reach it.
+            proxy_set_header Host $http_host;
             proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
             # With TLS here: BEHIND_TLS_PROXY=true makes the app trust this one.
             proxy_set_header X-Forwarded-Proto $scheme;
