@@ -15,7 +15,7 @@ GUNICORN = $(VENV)/bin/gunicorn -c python:microcloud.gunicorn_conf microcloud.ws
 	--workers $(WEB_WORKERS) --threads $(WEB_THREADS) --timeout 120 --graceful-timeout 10 --no-control-socket --preload
 
 .PHONY: install install-dev run dev migrate admin test test-fast test-sqlite test-postgres lint format bench bench-web \
-	bench-mixed bench-idle install-wrk messages clean
+	bench-mixed bench-idle install-wrk messages vendor-js clean
 
 $(VENV)/.runtime: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -172,6 +172,29 @@ MESSAGES_ENV = SECRET_KEY="$${SECRET_KEY:-not-used-to-extract-or-compile-message
 messages: install
 	$(MESSAGES_ENV) $(PY) manage.py makemessages $(if $(LOCALE),--locale=$(LOCALE),--all) $(MAKEMESSAGES_ARGS)
 	$(MESSAGES_ENV) $(PY) manage.py compilemessages --ignore=.venv --ignore=var --ignore=media
+
+# The browser's tus client, served from web/static/vendor/tus-js-client/
+# (README.txt there): the npm package's tarball, refused unless it matches the
+# integrity pinned here, then its minified browser bundle, source map and
+# licence copied out. To update, set both values (`npm view
+# tus-js-client@<version> dist.integrity`), run this, and update README.txt.
+TUS_JS_VERSION = 4.3.1
+TUS_JS_INTEGRITY = sha512-ZLeYmjrkaU1fUsKbIi8JML52uAocjEZtBx4DKjRrqzrZa0O4MYwT6db+oqePlspV+FxXJAyFBc/L5gwUi2OFsg==
+TUS_JS_DIR = web/static/vendor/tus-js-client
+vendor-js:
+	@command -v npm >/dev/null 2>&1 || { echo "npm is needed to fetch tus-js-client (e.g. apt-get install npm)." >&2; exit 1; }
+	@set -e; work=$$(mktemp -d); trap 'rm -rf "$$work"' EXIT; \
+	npm pack --silent --pack-destination "$$work" tus-js-client@$(TUS_JS_VERSION) >/dev/null; \
+	tarball="$$work/tus-js-client-$(TUS_JS_VERSION).tgz"; \
+	got=$$($(PYTHON) -c 'import base64, hashlib, sys; \
+		print("sha512-" + base64.b64encode(hashlib.sha512(open(sys.argv[1], "rb").read()).digest()).decode())' "$$tarball"); \
+	if [ "$$got" != "$(TUS_JS_INTEGRITY)" ]; then \
+		echo "tus-js-client-$(TUS_JS_VERSION).tgz is $$got, not the pinned $(TUS_JS_INTEGRITY)." >&2; exit 1; \
+	fi; \
+	tar -xzf "$$tarball" -C "$$work" package/LICENSE package/dist/tus.min.js package/dist/tus.min.js.map; \
+	mkdir -p $(TUS_JS_DIR); \
+	cp "$$work/package/LICENSE" "$$work/package/dist/tus.min.js" "$$work/package/dist/tus.min.js.map" $(TUS_JS_DIR)/; \
+	echo "$(TUS_JS_DIR): tus-js-client $(TUS_JS_VERSION) ($$got)."
 
 lint: install-dev
 	$(VENV)/bin/ruff check .

@@ -197,6 +197,10 @@ FILE_UPLOAD_DIRECTORY_PERMISSIONS = 0o700
 # the largest chunk one request may carry (413 above it, before reading).
 UPLOAD_EXPIRES_AFTER = envint("UPLOAD_EXPIRES_AFTER", 24 * 3600, minimum=1)
 TUS_MAX_CHUNK_BYTES = envint("TUS_MAX_CHUNK_BYTES", 64 * 1024**2, minimum=1)
+# The chunk the web app's uploads send per request (never more than the
+# above): small enough that a proxy's body limit or a slow link does not
+# hold one request for long, big enough that per-request costs stay small.
+TUS_WEB_CHUNK_BYTES = envint("TUS_WEB_CHUNK_BYTES", 8 * 1024**2, minimum=1)
 
 # --- Security (production values when DEBUG is off) -----------------------
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if envbool("BEHIND_TLS_PROXY", False) else None

@@ -6,6 +6,7 @@ from django.contrib.auth.mixins import LoginRequiredMixin
 from django.core.paginator import Paginator
 from django.db.models import Count
 from django.http import JsonResponse
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.views import View
@@ -53,6 +54,8 @@ class DashboardView(LoginRequiredMixin, PageHeadersMixin, TemplateView):
         return super().get_context_data(
             upload_form=upload_form or UploadForm(),
             max_upload_bytes=settings.MAX_UPLOAD_BYTES,
+            tus_endpoint=reverse("tus-uploads"),
+            tus_chunk_bytes=min(settings.TUS_WEB_CHUNK_BYTES, settings.TUS_MAX_CHUNK_BYTES),
             storage=storage_of(request.user),
             file_page=file_page,
             share_page=share_page,

@@ -1,17 +1,82 @@
-// Uploads with a progress bar per file: choosing or dropping files sends
-// them one request each (the server answers JSON), refusing any file over
-// the size limit before sending it. Without JavaScript the form posts all
-// chosen files at once and the server answers with a page.
+// Uploads through /api/uploads/ with tus-js-client (web/static/vendor/), so
+// a big file goes in chunks and a broken upload goes on from where the server
+// says it stopped: after a dropped connection (retried by itself), a pause,
+// or a reload of the page (choosing the same file again finds its upload in
+// localStorage). Each file shows its progress, bytes, speed and time left,
+// with Pause/Resume and Cancel (which deletes the upload on the server).
+// Every word shown comes from the form's data- attributes, translated by the
+// template; numbers and their units are formatted by the browser in the
+// page's language. Without JavaScript (or without what tus-js-client needs)
+// the form posts all chosen files at once and the server answers with a page.
 (function () {
   "use strict";
   var form = document.getElementById("upload-form");
-  if (!form) return;
+  if (!form || !window.tus || !window.tus.isSupported) return;
+  var tus = window.tus;
   var input = form.querySelector('input[type="file"]');
   var list = document.getElementById("upload-progress");
   var zone = document.getElementById("drop-zone");
-  var maxBytes = Number(form.dataset.maxBytes);
+  var text = form.dataset;
+  var maxBytes = Number(text.maxBytes);
+  var chunkBytes = Number(text.chunkBytes);
   var csrf = form.querySelector('input[name="csrfmiddlewaretoken"]').value;
+  var lang = document.documentElement.lang || undefined;
+  // Waits before each new try after a failed request: about two minutes in
+  // all, reset whenever a try moves the upload on.
+  var RETRY_DELAYS = [1000, 3000, 5000, 10000, 20000, 30000, 60000];
+  // Speed is measured over windows at least this long, then smoothed, so it
+  // does not jump with every progress event.
+  var SPEED_WINDOW_MS = 500;
+  var SPEED_WEIGHT = 0.3; // of the newest window against the running figure
+  var uploads = []; // every file sent from this page, in the order chosen
+  var listChanged = false; // a file was stored or space given back since the last refresh
   form.classList.add("scripted"); // the Upload button goes: choosing sends
+
+  function unit(value, name, digits) {
+    return new Intl.NumberFormat(lang, {
+      style: "unit", unit: name, unitDisplay: "short", minimumFractionDigits: digits, maximumFractionDigits: digits,
+    }).format(value);
+  }
+
+  var BYTE_UNITS = ["byte", "kilobyte", "megabyte", "gigabyte", "terabyte"];
+
+  // 1024-based, as the file list's sizes are.
+  function size(bytes, perSecond) {
+    var step = 0;
+    while (bytes >= 1024 && step < BYTE_UNITS.length - 1) {
+      bytes /= 1024;
+      step += 1;
+    }
+    return unit(bytes, BYTE_UNITS[step] + (perSecond ? "-per-second" : ""), step ? 1 : 0);
+  }
+
+  function duration(seconds) {
+    seconds = Math.ceil(seconds);
+    if (seconds < 60) return unit(seconds, "second", 0);
+    var minutes = Math.round(seconds / 60);
+    if (minutes < 60) return unit(minutes, "minute", 0);
+    var hours = Math.floor(minutes / 60);
+    minutes %= 60;
+    return unit(hours, "hour", 0) + (minutes ? " " + unit(minutes, "minute", 0) : "");
+  }
+
+  function fill(template, values) {
+    return template.replace(/\{(\w+)\}/g, function (whole, key) { return key in values ? values[key] : whole; });
+  }
+
+  function button(label, fileName) {
+    var element = document.createElement("button");
+    element.type = "button";
+    element.className = "small secondary";
+    var words = document.createElement("span");
+    words.textContent = label;
+    var name = document.createElement("span");
+    name.className = "visually-hidden";
+    name.textContent = " " + fileName;
+    element.append(words, name);
+    element.setLabel = function (newLabel) { words.textContent = newLabel; };
+    return element;
+  }
 
   function entry(file) {
     var item = document.createElement("li");
@@ -21,76 +86,237 @@
     var bar = document.createElement("progress");
     bar.max = 100;
     bar.value = 0;
-    bar.setAttribute("aria-label", form.dataset.sendingText + " " + file.name);
+    bar.setAttribute("aria-label", text.sendingText + " " + file.name);
     var status = document.createElement("span");
     status.className = "upload-status";
-    item.append(name, bar, status);
-    list.append(item);
-    return { item: item, bar: bar, status: status };
-  }
-
-  function refusal(xhr) {
-    try { return JSON.parse(xhr.responseText).detail; } catch (e) { return xhr.responseText.trim(); }
-  }
-
-  function send(file) {
-    var shown = entry(file);
-    if (file.size > maxBytes) {
-      shown.item.classList.add("error");
-      shown.bar.remove();
-      shown.status.textContent = form.dataset.tooLargeText;
-      return Promise.resolve(false);
-    }
-    return new Promise(function (resolve) {
-      var xhr = new XMLHttpRequest();
-      xhr.open("POST", form.action);
-      xhr.setRequestHeader("Accept", "application/json");
-      xhr.setRequestHeader("X-CSRFToken", csrf);
-      xhr.upload.addEventListener("progress", function (event) {
-        if (event.lengthComputable) shown.bar.value = Math.round(event.loaded * 100 / event.total);
-      });
-      xhr.addEventListener("load", function () {
-        var ok = xhr.status === 201;
-        shown.item.classList.add(ok ? "done" : "error");
-        if (ok) shown.bar.value = 100;
-        shown.status.textContent = ok ? form.dataset.doneText : form.dataset.failedText + ": " + refusal(xhr);
-        resolve(ok);
-      });
-      xhr.addEventListener("error", function () {
-        shown.item.classList.add("error");
-        shown.status.textContent = form.dataset.failedText;
-        resolve(false);
-      });
-      var data = new FormData();
-      data.append("files", file);
-      xhr.send(data);
+    // The figures change many times a second: read on demand, not announced.
+    var stats = document.createElement("span");
+    stats.className = "upload-stats";
+    stats.setAttribute("aria-live", "off");
+    var fields = {};
+    ["percent", "bytes", "speed", "eta"].forEach(function (field) {
+      fields[field] = document.createElement("span");
+      fields[field].dataset.stat = field;
+      stats.append(fields[field]);
     });
+    var actions = document.createElement("span");
+    actions.className = "upload-actions";
+    actions.setAttribute("aria-live", "off");
+    item.append(name, bar, status, stats, actions);
+    list.append(item);
+    return { item: item, bar: bar, status: status, fields: fields, actions: actions };
+  }
+
+  function serverMessage(error) {
+    var response = error && error.originalResponse;
+    if (!response) return "";
+    try {
+      return JSON.parse(response.getBody()).detail || "";
+    } catch (e) {
+      return "";
+    }
   }
 
   function refreshFiles() {
-    // The file list as the server now renders it, without a reload.
+    // The file list and storage use as the server now renders them, without a reload.
     return fetch(window.location.href, { credentials: "same-origin" })
       .then(function (response) { return response.text(); })
       .then(function (html) {
-        var fresh = new DOMParser().parseFromString(html, "text/html").getElementById("files");
-        var current = document.getElementById("files");
-        if (fresh && current) {
-          current.replaceWith(fresh);
-          window.microcloudTime.showLocalTimes(fresh);
-        }
+        var page = new DOMParser().parseFromString(html, "text/html");
+        ["files", "storage"].forEach(function (id) {
+          var fresh = page.getElementById(id);
+          var current = document.getElementById(id);
+          if (fresh && current) current.replaceWith(fresh);
+        });
+        var files = document.getElementById("files");
+        if (files) window.microcloudTime.showLocalTimes(files);
       });
   }
 
+  function refreshWhenSettled() {
+    // One refresh when nothing is moving any more, not one per file.
+    var moving = uploads.some(function (one) { return one.state === "sending"; });
+    if (listChanged && !moving) {
+      listChanged = false;
+      refreshFiles();
+    }
+  }
+
+  function Transfer(file) {
+    this.file = file;
+    this.shown = entry(file);
+    this.state = "new";
+    this.speed = 0;
+    this.mark = null;
+    uploads.push(this);
+  }
+
+  Transfer.prototype.refuse = function (message) {
+    this.state = "failed";
+    this.shown.item.classList.add("error");
+    this.shown.status.textContent = message;
+  };
+
+  Transfer.prototype.begin = function () {
+    var self = this;
+    var file = this.file;
+    if (file.size > maxBytes) {
+      this.shown.bar.remove();
+      this.refuse(text.tooLargeText);
+      return;
+    }
+    var metadata = { filename: file.name };
+    if (file.type) metadata.filetype = file.type;
+    this.upload = new tus.Upload(file, {
+      endpoint: text.tusEndpoint,
+      chunkSize: chunkBytes,
+      retryDelays: RETRY_DELAYS,
+      removeFingerprintOnSuccess: true,
+      metadata: metadata,
+      // The session authenticates; Django's CSRF check wants the token on
+      // every request that changes something (POST, PATCH, DELETE).
+      headers: { "X-CSRFToken": csrf },
+      onProgress: function (sent, total) { self.progress(sent, total); },
+      onShouldRetry: function (error, attempt, options) {
+        var retry = tus.defaultOptions.onShouldRetry(error, attempt, options);
+        if (retry) self.say(text.retryingText);
+        return retry;
+      },
+      onSuccess: function (payload) { self.finished(payload.lastResponse); },
+      onError: function (error) { self.failed(error); },
+    });
+    this.buildActions();
+    // Without a readable localStorage there is nothing to resume: a new upload.
+    var found = this.upload.findPreviousUploads().catch(function () { return []; });
+    found.then(function (previous) {
+      // The newest upload of this same file that this page is not already sending.
+      var inUse = uploads.map(function (one) { return one.upload && one.upload.url; });
+      var candidates = previous.filter(function (one) { return inUse.indexOf(one.uploadUrl) < 0; });
+      candidates.sort(function (a, b) { return Date.parse(b.creationTime) - Date.parse(a.creationTime); });
+      if (candidates.length) {
+        self.upload.resumeFromPreviousUpload(candidates[0]);
+        self.say(text.resumingText);
+      }
+      if (self.state === "new") self.start();
+    });
+  };
+
+  Transfer.prototype.buildActions = function () {
+    var self = this;
+    this.pauseButton = button(text.pauseText, this.file.name);
+    this.pauseButton.addEventListener("click", function () {
+      if (self.state === "sending") self.pause();
+      else if (self.state === "paused" || self.state === "offline") self.start();
+    });
+    this.cancelButton = button(text.cancelText, this.file.name);
+    this.cancelButton.addEventListener("click", function () { self.cancel(); });
+    this.shown.actions.append(this.pauseButton, this.cancelButton);
+  };
+
+  Transfer.prototype.say = function (message) {
+    this.shown.status.textContent = message;
+  };
+
+  Transfer.prototype.start = function () {
+    this.state = "sending";
+    this.mark = null; // the time away is not part of the speed
+    this.speed = 0;
+    this.pauseButton.setLabel(text.pauseText);
+    this.shown.item.classList.remove("paused", "error");
+    if (this.shown.status.textContent !== text.resumingText) this.say("");
+    this.upload.start();
+  };
+
+  Transfer.prototype.pause = function () {
+    this.state = "paused";
+    this.upload.abort();
+    this.pauseButton.setLabel(text.resumeText);
+    this.shown.item.classList.add("paused");
+    this.say(text.pausedText);
+    this.shown.fields.speed.textContent = "";
+    this.shown.fields.eta.textContent = "";
+    refreshWhenSettled();
+  };
+
+  Transfer.prototype.cancel = function () {
+    var self = this;
+    this.state = "cancelled";
+    this.shown.actions.replaceChildren();
+    this.upload.abort(true).then(
+      function () {
+        self.shown.item.classList.add("cancelled");
+        self.say(text.cancelledText);
+        self.shown.bar.value = 0;
+        ["percent", "bytes", "speed", "eta"].forEach(function (field) { self.shown.fields[field].textContent = ""; });
+        listChanged = true; // the space it had set aside is free again
+        refreshWhenSettled();
+      },
+      function (error) { self.refuse(text.failedText + (serverMessage(error) ? ": " + serverMessage(error) : "")); }
+    );
+  };
+
+  Transfer.prototype.progress = function (sent, total) {
+    if (this.state !== "sending") return;
+    var now = performance.now();
+    if (this.mark === null) {
+      this.mark = { time: now, bytes: sent };
+    } else if (now - this.mark.time >= SPEED_WINDOW_MS) {
+      var rate = ((sent - this.mark.bytes) * 1000) / (now - this.mark.time);
+      this.speed = this.speed ? this.speed + SPEED_WEIGHT * (rate - this.speed) : rate;
+      this.mark = { time: now, bytes: sent };
+    }
+    if (this.shown.status.textContent === text.retryingText) this.say(""); // moving again
+    var fraction = total ? sent / total : 0;
+    var fields = this.shown.fields;
+    this.shown.bar.value = Math.floor(fraction * 100);
+    fields.percent.textContent = new Intl.NumberFormat(lang, { style: "percent", maximumFractionDigits: 0 })
+      .format(Math.floor(fraction * 100) / 100);
+    fields.bytes.textContent = fill(text.bytesText, { sent: size(sent), total: size(total) });
+    if (this.speed > 0) {
+      fields.speed.textContent = size(this.speed, true);
+      fields.eta.textContent = fill(text.timeLeftText, { time: duration((total - sent) / this.speed) });
+    }
+  };
+
+  Transfer.prototype.finished = function (response) {
+    this.state = "done";
+    var fields = this.shown.fields;
+    this.shown.actions.replaceChildren();
+    this.shown.item.classList.add("done");
+    this.shown.bar.value = 100;
+    fields.percent.textContent = new Intl.NumberFormat(lang, { style: "percent" }).format(1);
+    fields.bytes.textContent = size(this.file.size);
+    fields.speed.textContent = "";
+    fields.eta.textContent = "";
+    var stored = response && response.getHeader("Upload-File");
+    if (stored) this.shown.item.dataset.file = stored;
+    this.say(text.doneText);
+    listChanged = true;
+    refreshWhenSettled();
+  };
+
+  Transfer.prototype.failed = function (error) {
+    var message = serverMessage(error);
+    if (!error.originalResponse && this.upload.url) {
+      // The network went, and tus-js-client stopped trying (it does not while
+      // the browser is offline): go on when it is back, or on Resume.
+      this.state = "offline";
+      this.pauseButton.setLabel(text.resumeText);
+      this.say(navigator.onLine ? text.failedText : text.retryingText);
+    } else {
+      this.shown.actions.replaceChildren();
+      this.refuse(text.failedText + (message ? ": " + message : ""));
+    }
+    refreshWhenSettled();
+  };
+
+  window.addEventListener("online", function () {
+    uploads.forEach(function (one) { if (one.state === "offline") one.start(); });
+  });
+
   function sendAll(files) {
-    var sent = 0;
-    var chain = Promise.resolve();
-    files.forEach(function (file) {
-      chain = chain.then(function () { return send(file); }).then(function (ok) { if (ok) sent += 1; });
-    });
-    return chain.then(function () {
-      input.value = "";
-      if (sent) return refreshFiles();
-    });
+    files.forEach(function (file) { new Transfer(file).begin(); });
+    input.value = ""; // the same file can be chosen again, e.g. to resume it
   }
 
   input.addEventListener("change", function () { sendAll(Array.prototype.slice.call(input.files)); });
