@@ -84,8 +84,8 @@ def test_uploading_through_the_file_input_lists_the_files(owner, alice):
     expect(owner.locator("#files")).to_contain_text("holiday.jpg")
     expect(owner.locator("#files")).to_contain_text("293.0\u00a0KB")
     assert sorted(StoredFile.objects.filter(owner=alice).values_list("name", flat=True)) == ["holiday.jpg", "notes.txt"]
-    assert len(posts) == 2  # one request a file, each with its own progress bar
-    assert all(url.endswith("/files/") for url in posts)
+    assert len(posts) == 2  # one upload created a file (its chunks go as PATCH), each with its own progress bar
+    assert all(url.endswith("/api/uploads/") for url in posts)  # resumable (tus), not one multipart request
 
 
 def test_a_file_over_the_limit_is_refused_before_it_is_sent(anon_context, alice, settings):
