@@ -21,7 +21,6 @@ moved (renewal, a shorter lead). A claimed reminder goes to the mail worker
 thread (notices.worker): sending never holds up an expiry.
 """
 
-import heapq
 import logging
 import math
 import time
@@ -29,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
+from expiry.deadlines import DeadlineHeap
 from expiry.notify import valid_deadline
 from expiry.store import to_datetime
 from notices.claims import claim_reminder, lead_is_on, reminder_times
@@ -99,19 +99,17 @@ class ReminderSchedule:
         self.lead: timedelta | None = None  # as of the last refresh or claim
         self.window_end = float("-inf")
         self.stats = ReminderStats()
-        self._heap: list[tuple[float, int]] = []
-        self._scheduled: dict[int, float] = {}
+        self._heap = DeadlineHeap()
 
     def reset(self) -> None:
-        self._heap.clear()
-        self._scheduled.clear()
+        self._heap.reset()
         self.window_end = float("-inf")
 
     def __len__(self) -> int:
-        return len(self._scheduled)
+        return len(self._heap)
 
     def scheduled_time(self, share_id: int) -> float | None:
-        return self._scheduled.get(share_id)
+        return self._heap.time_of(share_id)
 
     @property
     def _lead_seconds(self) -> float | None:
@@ -141,7 +139,7 @@ class ReminderSchedule:
         lead = self._lead_seconds
         if lead is None or expires_at - lead < self.clock() - PICKUP_SLACK:
             return False
-        current = self._scheduled.get(share_id)
+        current = self._heap.time_of(share_id)
         if current is not None and current <= expires_at - lead:
             return False
         return self._push(share_id, expires_at - lead)
@@ -150,21 +148,17 @@ class ReminderSchedule:
         if not valid_deadline(share_id, max(remind_at, 0.0)):  # a forged notice
             return False
         if remind_at >= self.window_end:
-            self._scheduled.pop(share_id, None)  # the refresh that covers it loads it
+            self._heap.forget(share_id)  # the refresh that covers it loads it
             return False
-        if self._scheduled.get(share_id) == remind_at:
-            return False
-        self._scheduled[share_id] = remind_at
-        heapq.heappush(self._heap, (remind_at, share_id))
-        return True
+        return self._heap.push(share_id, remind_at)
 
     # --- work ----------------------------------------------------------------
 
     def next_time(self) -> float:
-        return self._heap[0][0] if self._heap else math.inf
+        return self._heap.next_time()
 
     def has_due(self, now: float) -> bool:
-        return bool(self._heap) and self._heap[0][0] <= now
+        return self._heap.has_due(now)
 
     def run_due(self, now: float) -> int:
         """Claim up to `batch` due reminders and hand the claimed ones to
@@ -204,11 +198,6 @@ class ReminderSchedule:
         return claimed
 
     def _pop_due(self, now: float) -> list[int]:
-        due, heap, scheduled = [], self._heap, self._scheduled
-        while heap and heap[0][0] <= now and len(due) < self.batch:
-            remind_at, share_id = heapq.heappop(heap)
-            if scheduled.get(share_id) == remind_at:
-                del scheduled[share_id]
-                due.append(share_id)
+        due = self._heap.pop_due(now, self.batch)
         due.reverse()  # claimed from the end: earliest first
         return due

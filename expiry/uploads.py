@@ -12,13 +12,13 @@ and is scheduled again at its new deadline. Removal deletes the row, gives
 back the space it set aside and unlinks its bytes right after the commit.
 """
 
-import heapq
 import logging
 import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from expiry.deadlines import DeadlineHeap
 from expiry.store import to_datetime
 from uploads.models import Upload, deadlines_before, remove_if_due
 
@@ -59,19 +59,17 @@ class UploadSchedule:
         self.batch = batch
         self.window_end = float("-inf")
         self.stats = UploadStats()
-        self._heap: list[tuple[float, str]] = []
-        self._scheduled: dict[str, float] = {}
+        self._heap = DeadlineHeap()
 
     def reset(self) -> None:
-        self._heap.clear()
-        self._scheduled.clear()
+        self._heap.reset()
         self.window_end = float("-inf")
 
     def __len__(self) -> int:
-        return len(self._scheduled)
+        return len(self._heap)
 
     def scheduled_time(self, upload_id: str) -> float | None:
-        return self._scheduled.get(upload_id)
+        return self._heap.time_of(upload_id)
 
     def refresh(self, now: float, window_end: float) -> int:
         """Load the upload deadlines before `window_end` (the expiry window's
@@ -80,28 +78,20 @@ class UploadSchedule:
         return sum(self._push(upload_id, deadline) for upload_id, deadline in deadlines_before(to_datetime(window_end)))
 
     def _push(self, upload_id: str, deadline: float) -> bool:
-        if deadline >= self.window_end or self._scheduled.get(upload_id) == deadline:
-            return False
-        self._scheduled[upload_id] = deadline
-        heapq.heappush(self._heap, (deadline, upload_id))
-        return True
+        if deadline >= self.window_end:
+            return False  # the refresh that covers it loads it
+        return self._heap.push(upload_id, deadline)
 
     def next_time(self) -> float:
-        return self._heap[0][0] if self._heap else math.inf
+        return self._heap.next_time()
 
     def has_due(self, now: float) -> bool:
-        return bool(self._heap) and self._heap[0][0] <= now
+        return self._heap.has_due(now)
 
     def run_due(self, now: float) -> int:
         """Remove up to `batch` due uploads; return how many went."""
-        due = []
-        while self._heap and self._heap[0][0] <= now and len(due) < self.batch:
-            deadline, upload_id = heapq.heappop(self._heap)
-            if self._scheduled.get(upload_id) == deadline:
-                del self._scheduled[upload_id]
-                due.append(upload_id)
         removed, kept = 0, []
-        for upload_id in due:
+        for upload_id in self._heap.pop_due(now, self.batch):
             if remove_if_due(upload_id):
                 removed += 1
                 logger.info("upload %s… removed at its deadline", upload_id[:6])
