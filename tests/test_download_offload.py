@@ -16,8 +16,7 @@ from django.utils import timezone
 
 from microcloud import nginx_front as front
 from sharing.models import Share, StoredFile
-from tests.browser.helpers import is_true
-from tests.helpers import free_port, start_web, stop, wait_for_port
+from tests.proxying import nginx_before_gunicorn
 
 DATA = bytes(range(256)) * 40  # 10,240 bytes
 
@@ -136,29 +135,10 @@ def test_a_bad_offload_setting_stops_start_up(tmp_path):
 def nginx_front(tmp_path, settings):
     """nginx on a free port in front of gunicorn (one worker) with offload on,
     configured exactly as docs/deployment.md shows."""
-    nginx_path = front.find_nginx()
-    if nginx_path is None:
-        if is_true(os.environ.get("CI")):
-            pytest.fail("nginx is required under CI (apt-get install -y nginx)")
-        pytest.skip("nginx is not installed (apt-get install -y nginx)")
-    web_port, nginx_port = free_port(), free_port()
-    web = start_web(
-        web_port,
-        tmp_path / "web.log",
-        workers=1,
-        threads=4,
-        MEDIA_ROOT=str(settings.MEDIA_ROOT),
-        DOWNLOAD_OFFLOAD="x-accel-redirect",
-        NUM_PROXIES="1",
-    )
-    try:
-        wait_for_port(web_port, 30, web)
-        with front.nginx(
-            nginx_path, tmp_path / "nginx", nginx_port, Path(settings.MEDIA_ROOT), f"127.0.0.1:{web_port}"
-        ):
-            yield nginx_port
-    finally:
-        stop(web)
+    with nginx_before_gunicorn(
+        tmp_path, str(settings.MEDIA_ROOT), DOWNLOAD_OFFLOAD="x-accel-redirect", NUM_PROXIES="1"
+    ) as port:
+        yield port
 
 
 def fetch(port: int, path: str, headers=None) -> tuple[int, dict, bytes]:

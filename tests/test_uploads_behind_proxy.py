@@ -7,17 +7,14 @@ time resumed by a new uploader from the upload's URL, byte for byte."""
 
 import hashlib
 import http.client
-import os
 from pathlib import Path
 
 import pytest
 from rest_framework.authtoken.models import Token
 from tusclient import client as tus
 
-from microcloud import nginx_front as front
 from sharing.models import StoredFile
-from tests.browser.helpers import is_true
-from tests.helpers import free_port, start_web, stop, wait_for_port
+from tests.proxying import nginx_before_gunicorn
 from uploads.models import Upload
 
 pytestmark = [pytest.mark.fault, pytest.mark.django_db(transaction=True)]
@@ -43,34 +40,15 @@ def source(tmp_path) -> tuple[Path, str]:
 
 @pytest.fixture
 def proxy(tmp_path, settings):
-    nginx_path = front.find_nginx()
-    if nginx_path is None:
-        if is_true(os.environ.get("CI")):
-            pytest.fail("nginx is required under CI (apt-get install -y nginx)")
-        pytest.skip("nginx is not installed (apt-get install -y nginx)")
-    web_port, nginx_port = free_port(), free_port()
-    web = start_web(
-        web_port,
-        tmp_path / "web.log",
+    with nginx_before_gunicorn(
+        tmp_path,
+        str(settings.MEDIA_ROOT),
+        extra_locations=PROXY_LIMIT,
         workers=2,
-        threads=4,
-        MEDIA_ROOT=str(settings.MEDIA_ROOT),
         NUM_PROXIES="1",
         TUS_MAX_CHUNK_BYTES=str(CHUNK),
-    )
-    try:
-        wait_for_port(web_port, 30, web)
-        with front.nginx(
-            nginx_path,
-            tmp_path / "nginx",
-            nginx_port,
-            Path(settings.MEDIA_ROOT),
-            f"127.0.0.1:{web_port}",
-            extra_locations=PROXY_LIMIT,
-        ):
-            yield nginx_port
-    finally:
-        stop(web)
+    ) as port:
+        yield port
 
 
 @pytest.fixture
