@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.db import REPO_ROOT
+from bench.idle_procs import children
 
 START_TIMEOUT_S = 60.0
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -62,23 +63,6 @@ def _status(pid: int) -> dict[str, str]:
 
 def _kb(value: str) -> int:
     return int(value.split()[0])
-
-
-def children(pid: int) -> list[int]:
-    """Live child processes of `pid` (gunicorn's workers), from /proc."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                stat = f.read()
-        except OSError:
-            continue  # exited while we looked
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if int(fields[1]) == pid and fields[0] != "Z":
-            found.append(int(entry))
-    return sorted(found)
 
 
 @dataclass
