@@ -243,11 +243,12 @@ def create_share(stored_file, seconds: float) -> Share:
     return Share.create_for(file=stored_file, expires_at=timezone.now() + timedelta(seconds=seconds))
 
 
-def in_threads(work, workers: int = 1) -> list:
+def in_threads(work, workers: int = 1, *, numbered: bool = False) -> list:
     """Run `work` in `workers` threads released together; return their results.
 
     Each thread has its own database connection, as another process would;
-    each closes it when done.
+    each closes it when done. `numbered`: work(n) gets the thread's number,
+    the index of its result.
     """
     results = [None] * workers
     barrier = threading.Barrier(workers)
@@ -255,7 +256,7 @@ def in_threads(work, workers: int = 1) -> list:
     def run(n: int) -> None:
         try:
             barrier.wait(5)
-            results[n] = work()
+            results[n] = work(n) if numbered else work()
         finally:
             connections.close_all()
 

@@ -13,7 +13,6 @@ PostgreSQL two servers, as two nodes: a resume goes to the other one).
 import hashlib
 import http.client
 import random
-import threading
 from datetime import timedelta
 
 import pytest
@@ -23,7 +22,7 @@ from tusclient import client as tus
 from tusclient.exceptions import TusCommunicationError, TusUploadFailed
 
 from sharing.models import StorageAccount, StoredFile, quotas
-from tests.helpers import web_nodes
+from tests.helpers import in_threads, web_nodes
 from tests.test_uploads_support import OFFSET_STREAM
 from uploads.models import Upload, partial_path
 
@@ -124,22 +123,6 @@ def request(port: int, method: str, path: str, headers: dict, body: bytes = b"")
         connection.close()
 
 
-def together(work, count: int) -> list:
-    results = [None] * count
-    barrier = threading.Barrier(count)
-
-    def run(n):
-        barrier.wait(10)
-        results[n] = work(n)
-
-    threads = [threading.Thread(target=run, args=(n,)) for n in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(120)
-    return results
-
-
 def test_racing_appends_at_one_offset_make_one_winner(servers, token, alice):
     auth = {"Authorization": f"Token {token}"}
     chunk, racers = 512 * 1024, 12
@@ -152,7 +135,7 @@ def test_racing_appends_at_one_offset_make_one_winner(servers, token, alice):
         headers = {**auth, "Upload-Offset": "0", "Content-Type": OFFSET_STREAM}
         return request(servers[n % len(servers)], "PATCH", path, headers, body)[0]
 
-    statuses = together(append, racers)
+    statuses = in_threads(append, racers, numbered=True)
     assert sorted(statuses) == [204] + [409] * (racers - 1)
     winner = statuses.index(204)
     assert Upload.objects.get().offset == chunk
@@ -183,7 +166,7 @@ def test_racing_finishers_make_one_file(servers, token, alice):
             servers[n % len(servers)], "HEAD", f"/api/uploads/{upload.pk}", {"Authorization": f"Token {token}"}
         )
 
-    answers = together(look, 12)
+    answers = in_threads(look, 12, numbered=True)
     assert {status for status, _ in answers} == {200}
     stored = StoredFile.objects.get()
     assert stored.sha256 == sha256(b"s" * 3 * MiB)
