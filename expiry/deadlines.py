@@ -9,7 +9,8 @@ shares' own heap (expiry.scheduler) adds coalescing and batches of its own.
 
 import heapq
 import math
-from collections.abc import Hashable
+import time
+from collections.abc import Callable, Hashable
 
 
 class DeadlineHeap:
@@ -55,3 +56,31 @@ class DeadlineHeap:
                 del scheduled[key]
                 due.append(key)
         return due
+
+
+class WindowedSchedule:
+    """What the daemon's second and third kinds of deadline share (reminders,
+    uploads): a DeadlineHeap of the times due before the expiry window's end,
+    looked at only when no share is due."""
+
+    def __init__(self, *, batch: int, clock: Callable[[], float] | None = None):
+        self.clock = clock or time.time  # looked up now, so freezegun can stand in
+        self.batch = batch
+        self.window_end = float("-inf")
+        self._heap = DeadlineHeap()
+
+    def reset(self) -> None:
+        self._heap.reset()
+        self.window_end = float("-inf")
+
+    def __len__(self) -> int:
+        return len(self._heap)
+
+    def scheduled_time(self, key: Hashable) -> float | None:
+        return self._heap.time_of(key)
+
+    def next_time(self) -> float:
+        return self._heap.next_time()
+
+    def has_due(self, now: float) -> bool:
+        return self._heap.has_due(now)

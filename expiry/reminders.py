@@ -23,12 +23,11 @@ thread (notices.worker): sending never holds up an expiry.
 
 import logging
 import math
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
-from expiry.deadlines import DeadlineHeap
+from expiry.deadlines import WindowedSchedule
 from expiry.notify import valid_deadline
 from expiry.store import to_datetime
 from notices.claims import claim_reminder, lead_is_on, reminder_times
@@ -83,7 +82,7 @@ class NoReminders:
         return False
 
 
-class ReminderSchedule:
+class ReminderSchedule(WindowedSchedule):
     def __init__(
         self,
         send: Callable[[int], None] | None = None,
@@ -92,24 +91,11 @@ class ReminderSchedule:
         batch: int = REMINDER_BATCH,
         clock: Callable[[], float] | None = None,
     ):
-        self.clock = clock or time.time  # looked up now, so freezegun can stand in
+        super().__init__(batch=batch, clock=clock)
         self.send = send if send is not None else _send_by_mail
         self.read_lead = lead if lead is not None else _policy_lead
-        self.batch = batch
         self.lead: timedelta | None = None  # as of the last refresh or claim
-        self.window_end = float("-inf")
         self.stats = ReminderStats()
-        self._heap = DeadlineHeap()
-
-    def reset(self) -> None:
-        self._heap.reset()
-        self.window_end = float("-inf")
-
-    def __len__(self) -> int:
-        return len(self._heap)
-
-    def scheduled_time(self, share_id: int) -> float | None:
-        return self._heap.time_of(share_id)
 
     @property
     def _lead_seconds(self) -> float | None:
@@ -153,12 +139,6 @@ class ReminderSchedule:
         return self._heap.push(share_id, remind_at)
 
     # --- work ----------------------------------------------------------------
-
-    def next_time(self) -> float:
-        return self._heap.next_time()
-
-    def has_due(self, now: float) -> bool:
-        return self._heap.has_due(now)
 
     def run_due(self, now: float) -> int:
         """Claim up to `batch` due reminders and hand the claimed ones to

@@ -14,11 +14,10 @@ back the space it set aside and unlinks its bytes right after the commit.
 
 import logging
 import math
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from expiry.deadlines import DeadlineHeap
+from expiry.deadlines import WindowedSchedule
 from expiry.store import to_datetime
 from uploads.models import Upload, deadlines_before, remove_if_due
 
@@ -53,23 +52,10 @@ class NoUploads:
         return False
 
 
-class UploadSchedule:
+class UploadSchedule(WindowedSchedule):
     def __init__(self, *, batch: int = UPLOAD_BATCH, clock: Callable[[], float] | None = None):
-        self.clock = clock or time.time  # looked up now, so freezegun can stand in
-        self.batch = batch
-        self.window_end = float("-inf")
+        super().__init__(batch=batch, clock=clock)
         self.stats = UploadStats()
-        self._heap = DeadlineHeap()
-
-    def reset(self) -> None:
-        self._heap.reset()
-        self.window_end = float("-inf")
-
-    def __len__(self) -> int:
-        return len(self._heap)
-
-    def scheduled_time(self, upload_id: str) -> float | None:
-        return self._heap.time_of(upload_id)
 
     def refresh(self, now: float, window_end: float) -> int:
         """Load the upload deadlines before `window_end` (the expiry window's
@@ -81,12 +67,6 @@ class UploadSchedule:
         if deadline >= self.window_end:
             return False  # the refresh that covers it loads it
         return self._heap.push(upload_id, deadline)
-
-    def next_time(self) -> float:
-        return self._heap.next_time()
-
-    def has_due(self, now: float) -> bool:
-        return self._heap.has_due(now)
 
     def run_due(self, now: float) -> int:
         """Remove up to `batch` due uploads; return how many went."""
