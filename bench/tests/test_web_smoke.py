@@ -15,6 +15,7 @@ from bench.web import front
 from bench.web import report as web_report
 from bench.web.plan import SMOKE
 from bench.web.scenarios import SCENARIOS
+from bench.web.upload import zeros_sha256
 
 pytestmark = pytest.mark.bench
 # Without nginx the offload scenarios are reported as not measured (CI installs it).
@@ -91,11 +92,43 @@ def test_upload_stored_then_deleted_and_over_limit_refused_unread(run, result):
     assert upload["status"] == 201
     assert upload["bytes"] == run["plan"]["upload_bytes"]
     assert upload["deleted_status"] == 204
+    assert upload["verified"] is True  # the API shows the size and SHA-256 sent
     assert upload["workers"]["max_growth_mb"] >= 0
     probe = result["over_limit"]
     assert probe["status"] == 413
     assert probe["body_bytes_sent"] == 0
     assert probe["refused_before_body"] is True
+
+
+def test_the_same_file_over_tus_stored_verified_then_deleted(run, result):
+    tus, size, chunk = result["tus_upload"], run["plan"]["upload_bytes"], run["plan"]["tus_chunk_bytes"]
+    assert "error" not in tus, tus.get("error")
+    assert tus["bytes"] == size == result["upload"]["bytes"]
+    assert tus["status"] == 204  # the last PATCH's answer
+    assert tus["offset"] == size
+    assert tus["requests"] == 1 + -(-size // chunk) > 2  # the creation, then every chunk
+    assert tus["file_id"]
+    assert tus["file_id"] != result["upload"]["file_id"]
+    assert tus["stored"] == {"status": 200, "size": size, "sha256": zeros_sha256(size)}
+    assert tus["verified"] is True
+    assert tus["deleted_status"] == 204
+    assert tus["terminated_status"] == 204
+    assert tus["mb_per_s"] > 0
+    assert 0 <= tus["finish_s"] <= tus["total_s"]
+    watched = tus["workers"]
+    assert len(watched["peak_rss_mb"]) == run["plan"]["workers"]
+    assert watched["workers_lost"] == 0
+    assert watched["max_growth_mb"] >= 0
+
+
+def test_the_uploads_are_printed_side_by_side(run):
+    text = web_report.render(run)
+    (multipart,) = [line for line in text.splitlines() if "POST /api/files/ (multipart)" in line]
+    (tus,) = [line for line in text.splitlines() if "tus /api/uploads/, 3 MiB chunks" in line]
+    assert multipart.split()[-1] == tus.split()[-1] == "yes"  # stored as sent
+    names = [t["target"] for t in run["targets"]]
+    assert any(name.startswith("8 MiB tus upload (3 MiB chunks) >= 80 % of the multipart") for name in names)
+    assert any(name.startswith("8 MiB tus upload stored, worker RSS growth < 32 MB") for name in names)
 
 
 def test_ratios_and_targets_are_reported(run):
@@ -164,3 +197,28 @@ def test_an_offloaded_download_is_compared_with_nginx_serving_the_file_itself():
         "4 MiB download offloaded",
     )
     assert slow["status"] == "MISSED"
+
+
+def _uploads(multipart_mb_per_s: float, tus_mb_per_s: float, tus_growth: float = 1.0, verified: bool = True) -> dict:
+    multipart = {"status": 201, "verified": True, "mb_per_s": multipart_mb_per_s, "workers": {"max_growth_mb": 1.0}}
+    tus = {"status": 204, "verified": verified, "mb_per_s": tus_mb_per_s, "workers": {"max_growth_mb": tus_growth}}
+    databases = {"sqlite": {"cells": {}, "upload": multipart, "tus_upload": tus}}
+    return {t["target"]: t for t in web_report.check_targets(databases, SMOKE)}
+
+
+def test_a_tus_upload_at_80_percent_of_multipart_meets_its_target_and_below_misses_it():
+    met = _find(_uploads(100, 80), "8 MiB tus upload (3 MiB chunks) >= 80 %")
+    assert met["measured"] == pytest.approx(80)
+    assert met["status"] == "met"
+    assert _find(_uploads(100, 79.9), "8 MiB tus upload (3 MiB chunks)")["status"] == "MISSED"
+
+
+def test_a_tus_upload_growing_a_worker_by_32_mb_misses_its_target():
+    assert _find(_uploads(100, 90, tus_growth=31.9), "8 MiB tus upload stored, worker")["status"] == "met"
+    assert _find(_uploads(100, 90, tus_growth=32), "8 MiB tus upload stored, worker")["status"] == "MISSED"
+
+
+def test_a_tus_upload_not_stored_as_sent_is_not_measured():
+    targets = _uploads(100, 200, verified=False)
+    assert _find(targets, "8 MiB tus upload (3 MiB chunks)")["status"] == "not measured"
+    assert _find(targets, "8 MiB tus upload stored, worker")["status"] == "not measured"

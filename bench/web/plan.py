@@ -23,6 +23,9 @@ class Plan:
     large_bytes: int = 100 * MB
     upload_bytes: int = 1_000_000_000  # 1 GB, under the limit below, so it is accepted
     upload_limit_bytes: int = 1024**3  # the server's MAX_UPLOAD_BYTES (the app's default)
+    # The same upload over tus (/api/uploads/): bytes per PATCH, below the
+    # server's TUS_MAX_CHUNK_BYTES (64 MiB) and the web app's own chunk.
+    tus_chunk_bytes: int = 8 * MB
     list_shares: int = 50  # the reader's shares: one full page of GET /api/shares/
     workers: int = field(default_factory=default_workers)
     threads: int = 4
@@ -36,6 +39,7 @@ SMOKE = Plan(
     medium_bytes=64 * 1024,
     large_bytes=4 * MB,
     upload_bytes=8 * MB,
+    tus_chunk_bytes=3 * MB,  # three PATCHes, the last one short
     list_shares=10,
     workers=2,
     threads=2,

@@ -11,6 +11,7 @@ from bench.web.scenarios import BY_KEY, SCENARIOS, YARDSTICK_CONNECTIONS, human_
 DATABASES = {"sqlite": "SQLite", "postgresql": "PostgreSQL"}
 STREAM_RSS_LIMIT_MB = 16
 UPLOAD_RSS_LIMIT_MB = 32
+TUS_SPEED_SHARE = 0.8  # tus upload MB/s over the multipart upload's, at least
 FLOOR_RATE = "the floor view's req/s"
 
 
@@ -88,6 +89,13 @@ def check_targets(databases: dict, plan: Plan) -> list[dict]:
         what = f"{human_bytes(plan.upload_bytes)} upload accepted, worker RSS growth"
         rows.append(_below(what, db, growth, UPLOAD_RSS_LIMIT_MB))
     for db in dbs:
+        rows.append(_tus_speed_target(databases[db], db, plan))
+    for db in dbs:
+        tus = databases[db].get("tus_upload") or {}
+        growth = (tus.get("workers") or {}).get("max_growth_mb") if tus.get("verified") else None
+        what = f"{human_bytes(plan.upload_bytes)} tus upload stored, worker RSS growth"
+        rows.append(_below(what, db, growth, UPLOAD_RSS_LIMIT_MB))
+    for db in dbs:
         probe = databases[db].get("over_limit")
         met = None if probe is None else bool(probe.get("refused_before_body"))
         name = f"upload over the limit: 413 before its body is read ({DATABASES[db]})"
@@ -96,6 +104,21 @@ def check_targets(databases: dict, plan: Plan) -> list[dict]:
         what = f"{large} download offloaded (X-Accel-Redirect behind nginx)"
         rows.append(_ratio_target(databases, db, "offload_large", what, "nginx's own MB/s", 0.9))
     return rows
+
+
+def _tus_speed_target(result: dict, db: str, plan: Plan) -> dict:
+    """The tus upload's MB/s against the multipart upload's of the same
+    size, same server: both stored, or not measured."""
+    name = (
+        f"{human_bytes(plan.upload_bytes)} tus upload ({human_bytes(plan.tus_chunk_bytes)} chunks) "
+        f">= {TUS_SPEED_SHARE * 100:.0f} % of the multipart upload's MB/s ({DATABASES[db]})"
+    )
+    multipart, tus = result.get("upload") or {}, result.get("tus_upload") or {}
+    stored = multipart.get("status") == 201 and multipart.get("verified", True) and tus.get("verified")
+    if not stored or not multipart.get("mb_per_s") or not tus.get("mb_per_s"):
+        return _target(name, None, TUS_SPEED_SHARE * 100, "%", None)
+    share = tus["mb_per_s"] / multipart["mb_per_s"]
+    return _target(name, share * 100, TUS_SPEED_SHARE * 100, "%", share >= TUS_SPEED_SHARE)
 
 
 def build(meta: dict, plan: dict, databases: dict) -> dict:
@@ -157,21 +180,51 @@ def _database_part(db: str, result: dict, plan: Plan) -> str:
     ]
     for key, note in result.get("not_built", {}).items():
         lines.append(f"  not built yet: {label(BY_KEY[key], plan)} ({note})")
-    up, probe = result.get("upload"), result.get("over_limit")
-    if up:
-        if "error" in up:
-            lines.append(f"  upload of {human_bytes(plan.upload_bytes)}: error: {up['error']}")
-        else:
-            lines.append(
-                f"  upload of {human_bytes(up['bytes'])}: {up['status']} in {fmt(up['total_s'], 2)} s "
-                f"({fmt(up['mb_per_s'], 1)} MB/s); worker RSS growth {fmt(up['workers']['max_growth_mb'], 1)} MB"
-            )
+    probe = result.get("over_limit")
+    if result.get("upload") or result.get("tus_upload"):
+        lines.append(_uploads_table(result, plan))
     if probe:
         answer = probe.get("error") or f"{probe['status']} after {fmt(probe['answered_s'], 3)} s"
         lines.append(
             f"  over the limit: {human_bytes(probe.get('declared_bytes', 0))} declared, no body sent: {answer}"
         )
     return "\n".join(lines)
+
+
+def _uploads_table(result: dict, plan: Plan) -> str:
+    """The multipart and tus uploads of the same file, one row each."""
+    headers = ["upload", "status", "requests", "seconds", "last answer s", "MB/s", "growth MB", "stored as sent"]
+    rows = []
+    for key, name in (
+        ("upload", "POST /api/files/ (multipart)"),
+        ("tus_upload", f"tus /api/uploads/, {human_bytes(plan.tus_chunk_bytes)} chunks"),
+    ):
+        up = result.get(key)
+        if up is None:
+            continue
+        if "error" in up:
+            rows.append([name, "error: " + up["error"].splitlines()[0][:70]])
+            continue
+        verified = up.get("verified")
+        rows.append(
+            [
+                name,
+                fmt(up["status"]),
+                fmt(up.get("requests", 1)),
+                fmt(up["total_s"], 2),
+                # multipart: after its last byte; tus: the last PATCH's, which stores the file
+                fmt(up["finish_s"] if "finish_s" in up else up["total_s"] - up["send_s"], 2),
+                fmt(up["mb_per_s"], 1),
+                fmt(up["workers"]["max_growth_mb"], 1),
+                "-" if verified is None else "yes" if verified else "NO",
+            ]
+        )
+    rows = [r + [""] * (len(headers) - len(r)) for r in rows]
+    title = (
+        f"  uploads of {human_bytes(plan.upload_bytes)} (timed from the first byte to the answer that stores "
+        "the file; growth = the largest rise of a worker's peak RSS; stored as sent: size and SHA-256 from the API)"
+    )
+    return title + "\n" + "\n".join("  " + line for line in table(headers, rows).splitlines())
 
 
 def render(report: dict) -> str:

@@ -211,7 +211,10 @@ def run_pass(
 
 
 def run_uploads(server: Server, ctx: Context, say) -> dict:
+    """The same file sent as multipart, then over tus (each one stored,
+    read back from the API, then deleted), and the over-limit probe."""
     plan, token = ctx.plan, ctx.seeded["writer_token"]
+    expected_sha256 = upload.zeros_sha256(plan.upload_bytes)
     say(f"upload of {human_bytes(plan.upload_bytes)}")
     before = server.reset_peaks()
     try:
@@ -219,16 +222,40 @@ def run_uploads(server: Server, ctx: Context, say) -> dict:
     except OSError as exc:
         result = {"error": f"{type(exc).__name__}: {exc}"}
     result["workers"] = server.peaks(before)
+    upload.verify(server.port, token, result, expected_sha256)
     if result.get("file_id"):
         result["deleted_status"] = upload.delete_file(server.port, token, result["file_id"])
-    say(f"  upload: {result.get('status')}, worker RSS growth {result['workers']['max_growth_mb']} MB")
+    say(f"  upload: {_upload_brief(result)}")
+    say(f"tus upload of {human_bytes(plan.upload_bytes)}, {human_bytes(plan.tus_chunk_bytes)} chunks")
+    before = server.reset_peaks()
+    try:
+        tus = upload.tus_upload(server.port, token, plan.upload_bytes, plan.tus_chunk_bytes)
+    except OSError as exc:
+        tus = {"error": f"{type(exc).__name__}: {exc}"}
+    tus["workers"] = server.peaks(before)
+    upload.verify(server.port, token, tus, expected_sha256)
+    if tus.get("file_id"):
+        tus["deleted_status"] = upload.delete_file(server.port, token, tus["file_id"])
+    if tus.get("upload_path"):
+        tus["terminated_status"] = upload.terminate_upload(server.port, token, tus["upload_path"])
+    say(f"  tus upload: {_upload_brief(tus)}")
     declared = 2 * plan.upload_limit_bytes
     try:
         probe = upload.over_limit_probe(server.port, token, declared)
     except OSError as exc:
         probe = {"error": f"{type(exc).__name__}: {exc}", "refused_before_body": False}
     say(f"  over-limit probe ({human_bytes(declared)} declared, no body sent): {probe.get('status')}")
-    return {"upload": result, "over_limit": probe}
+    return {"upload": result, "tus_upload": tus, "over_limit": probe}
+
+
+def _upload_brief(result: dict) -> str:
+    if "error" in result:
+        return "error: " + result["error"][:120]
+    speed = f"{result['mb_per_s']:.1f} MB/s" if result.get("mb_per_s") else "not stored"
+    return (
+        f"{result['status']}, {speed}, worker RSS growth {result['workers']['max_growth_mb']} MB, "
+        f"verified {result.get('verified')}"
+    )
 
 
 def _brief(result: dict) -> str:
