@@ -83,7 +83,9 @@ def test_make_run_says_where_to_open_it_and_who_can_sign_in(tmp_path):
             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
     try:
-        assert wait_until(lambda: "lease runexpiry acquired" in output.read_text(), 120), output.read_text()[-2000:]
+        # Both up (gunicorn with --preload installs its signal handlers only once it has loaded the app).
+        up = ("lease runexpiry acquired", "Booting worker with pid")
+        assert wait_until(lambda: all(line in output.read_text() for line in up), 120), output.read_text()[-2000:]
     finally:
         os.killpg(run.pid, signal.SIGINT)
         run.wait(60)
