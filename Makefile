@@ -55,39 +55,24 @@ admin: migrate
 		&& echo "Created admin user $$DJANGO_SUPERUSER_USERNAME." || echo "Admin user $$DJANGO_SUPERUSER_USERNAME exists."; \
 	fi
 
-# The web server (gunicorn) and the expiry daemon side by side. Ctrl-C, a
-# SIGTERM to make or a closed terminal stops both and waits for them; the
-# server exiting (e.g. its port is taken) stops the daemon too. Both run in
-# the background so the trap runs at once, not after the server has exited.
-# Each gets a session of its own (setsid, where there is one), so Ctrl-C
-# reaches them once, as the trap's SIGTERM: hit by the terminal's SIGINT as
-# well, a gunicorn 27 worker sometimes hangs until --graceful-timeout, and
-# runexpiry sometimes never returns from its join() (both seen here, ~1 in 6).
-SETSID := $(shell command -v setsid 2>/dev/null)
-# Ctrl-C or SIGTERM is how the service is meant to stop: after both have
-# stopped gracefully the recipe succeeds (make itself still reports the
-# signal it got: GNU make always dies by a fatal signal it receives).
-STOP_BOTH = trap 'trap - HUP INT TERM EXIT; kill $$expiry $$web 2>/dev/null; wait; exit 0' HUP INT TERM; \
-	trap 'trap - HUP INT TERM EXIT; kill $$expiry $$web 2>/dev/null; wait' EXIT
+# The web server (gunicorn) and the expiry daemon side by side, under
+# microcloud/serve.py (it says how): Ctrl-C, SIGTERM or a closed terminal
+# stops both gracefully and ends with status 0; either ending on its own
+# stops the other.
+SERVE = exec $(PY) -m microcloud.serve --
 # Where to open it, and who can sign in to the admin.
 SAY_WHERE = echo "Serving http://$(HOST):$(PORT)/ (the web app), /admin/ (admin users: $$($(PY) manage.py \
 	shell -v 0 -c 'from django.contrib.auth import get_user_model as u; print(", ".join(u().objects.filter( \
 	is_superuser=True).values_list("username", flat=True)) or "none yet: $(PY) manage.py createsuperuser")'))\
 	and /api/docs/. Ctrl-C stops it."
 run: admin
-	@$(RUN_ENV) $(STOP_BOTH); \
-	$(SAY_WHERE); \
-	$(SETSID) $(PY) manage.py runexpiry & expiry=$$!; \
-	$(SETSID) $(GUNICORN) & web=$$!; \
-	wait $$web
+	@$(RUN_ENV) $(SAY_WHERE); \
+	$(SERVE) $(GUNICORN)
 
 # Development only: Django's runserver (~45 ms per request on a kept-open
 # connection) beside the expiry daemon; no auto-reload, which would outlive Ctrl-C.
 dev: admin
-	@$(RUN_ENV) $(STOP_BOTH); \
-	$(SETSID) $(PY) manage.py runexpiry & expiry=$$!; \
-	$(SETSID) $(PY) manage.py runserver --noreload $(HOST):$(PORT) & web=$$!; \
-	wait $$web
+	@$(RUN_ENV) $(SERVE) $(PY) manage.py runserver --noreload $(HOST):$(PORT)
 
 # The whole suite twice: on SQLite, then on PostgreSQL (PG_TEST_URL, default
 # postgres://postgres@127.0.0.1:5432/postgres; skipped with a message when

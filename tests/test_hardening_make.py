@@ -1,12 +1,17 @@
 """`make run`'s set-up (the migrate target) leaves var/ to the service's user
 alone: the folder 0700, the database (API tokens) and the secret key 0600."""
 
+import contextlib
+import fcntl
 import os
+import pty
 import shutil
 import signal
 import stat
 import subprocess
 import sys
+import termios
+import threading
 from pathlib import Path
 
 import pytest
@@ -90,8 +95,9 @@ def test_make_run_says_where_to_open_it_and_who_can_sign_in(tmp_path):
         os.killpg(run.pid, signal.SIGINT)
         run.wait(60)
     text = output.read_text()
-    # Both stop gracefully, and the recipe succeeds: make reports no error (it
-    # still dies by the SIGINT it got itself, as GNU make always does).
+    # Both stop gracefully, and the recipe succeeds: make reports no error (a
+    # SIGINT sent to make's group reaches make itself, which then dies by it,
+    # as GNU make always does; from a terminal it does not: see below).
     assert "Shutting down: Master" in text
     assert "runexpiry stopped after" in text
     assert "make: ***" not in text, text[-2000:]
@@ -101,3 +107,77 @@ def test_make_run_says_where_to_open_it_and_who_can_sign_in(tmp_path):
         f"Serving http://127.0.0.1:{port}/ (the web app), /admin/ (admin users: none yet: "
         f"{venv}/bin/python manage.py createsuperuser) and /api/docs/. Ctrl-C stops it."
     )
+
+
+def make_run_env(tmp_path: Path) -> tuple[list[str], dict]:
+    venv = Path(sys.executable).parent.parent
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "SECRET_KEY", "SECRET_KEY_FILE"}}
+    env.update(SQLITE_PATH=str(tmp_path / "var" / "db.sqlite3"), STATIC_ROOT=str(tmp_path / "static"))
+    command = ["make", "--no-print-directory", "-o", f"{venv}/.runtime", "run"]
+    return [*command, f"VAR={tmp_path / 'var'}", f"VENV={venv}", f"PORT={free_port()}"], env
+
+
+def in_a_terminal(tty: int) -> None:
+    """The child's own session, with the pseudo-terminal as its controlling
+    terminal (so make is its foreground group, as in a shell), SIGINT default."""
+    fcntl.ioctl(tty, termios.TIOCSCTTY, 0)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@NEEDS_MAKE
+@pytest.mark.fault
+def test_ctrl_c_in_a_terminal_stops_make_run_with_status_0(tmp_path):
+    command, env = make_run_env(tmp_path)
+    master, tty = pty.openpty()
+    run = subprocess.Popen(
+        command,
+        cwd=REPO_ROOT,
+        env=env,
+        stdin=tty,
+        stdout=tty,
+        stderr=tty,
+        start_new_session=True,
+        preexec_fn=lambda: in_a_terminal(0),
+    )
+    os.close(tty)
+    seen = bytearray()
+
+    def read_all() -> None:
+        with contextlib.suppress(OSError):  # EIO once every writer has gone
+            while chunk := os.read(master, 65536):
+                seen.extend(chunk)
+
+    reader = threading.Thread(target=read_all, daemon=True)
+    reader.start()
+    try:
+        up = (b"lease runexpiry acquired", b"Booting worker with pid")
+        assert wait_until(lambda: all(line in seen for line in up), 120), bytes(seen[-2000:])
+        os.write(master, b"\x03")  # Ctrl-C: the terminal sends SIGINT to its foreground group
+        assert run.wait(60) == 0, bytes(seen[-2000:])
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+        reader.join(10)
+        os.close(master)
+    text = seen.decode(errors="replace")
+    assert "Shutting down: Master" in text
+    assert "runexpiry stopped after" in text
+    assert "make: ***" not in text
+
+
+@pytest.mark.fault
+def test_a_web_server_that_cannot_start_stops_the_daemon_and_fails_the_run(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "SECRET_KEY", "SECRET_KEY_FILE"}}
+    env.update(DEBUG="true", SQLITE_PATH=str(tmp_path / "db.sqlite3"))
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=REPO_ROOT, env=env, check=True)
+    web = [sys.executable, "-c", "import sys; print('port taken', file=sys.stderr); sys.exit(3)"]
+    done = subprocess.run(
+        [sys.executable, "-m", "microcloud.serve", "--", *web],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 3
+    assert "ended (status 3); stopping the rest" in done.stderr  # and it waited for the daemon to end
