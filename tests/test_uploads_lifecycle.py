@@ -24,7 +24,7 @@ from tests.test_uploads_support import (
     path_of,
     upload_id,
 )
-from uploads import views
+from uploads import views, writing
 from uploads.finishing import finish
 from uploads.models import Upload, partial_path, remove_upload
 from uploads.writing import WRITE_LEASE, claim
@@ -299,7 +299,7 @@ def test_an_append_that_lost_the_offset_to_another_node_writes_nothing(alice_cli
     path = new_upload(alice_client, 10)
     real_claim = views.claim
 
-    def after_another_node(upload_pk, owner, offset, now):
+    def after_another_node(upload_pk, owner, offset, now=None):
         # Between this request's look at the row and its claim, another
         # node appended two bytes and committed.
         partial_path(upload_pk).write_bytes(b"AB")
@@ -321,3 +321,17 @@ def test_an_upload_whose_partial_bytes_are_lost_is_410(alice_client):
     assert response.status_code == 410
     assert response.json() == {"detail": "The upload's bytes are gone; start it again."}
     assert Upload.objects.get().writer is None  # the claim was let go
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_claim_judges_the_deadline_by_the_time_read_once_the_lock_is_held(alice_client, settings, monkeypatch):
+    """A claim that waited for the write lock past the upload's deadline is
+    refused: the time that decides is read after the wait, not before."""
+    path = new_upload(alice_client, 10)
+    upload = Upload.objects.get()
+    past_deadline = upload.expires_at + timedelta(milliseconds=1)
+    # As if the wait for the lock ended just after the deadline: locked_now reads the clock then.
+    monkeypatch.setattr(writing, "locked_now", lambda rows: (list(rows), past_deadline)[1])
+    assert writing.claim(upload_id(path), upload.owner, 0) is None
+    monkeypatch.setattr(writing, "locked_now", lambda rows: (list(rows), upload.expires_at - timedelta(seconds=1))[1])
+    assert writing.claim(upload_id(path), upload.owner, 0) is not None

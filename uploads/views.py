@@ -89,7 +89,7 @@ class TusView(APIView):
     def append(self, request, upload: Upload, offset: int, size: int, checksum) -> Upload:
         """Append the body at `offset` (see uploads.writing); finish the
         upload when that completes it. Return the upload as it is after."""
-        lease = claim(upload.pk, request.user, offset, timezone.now())
+        lease = claim(upload.pk, request.user, offset)
         if lease is None:
             raise self.refusal(request, upload.pk, offset)
         try:
@@ -242,7 +242,7 @@ class UploadView(TusView):
         if upload.offset == upload.length and not upload.finished:
             # Complete but not finished: its finisher died. Finish it here
             # (unless one is at it now), or the client would never learn the file.
-            lease = claim(upload.pk, request.user, upload.length, now)
+            lease = claim(upload.pk, request.user, upload.length)
             if lease is not None:
                 try:
                     finish(Upload.objects.select_related("owner").get(pk=upload.pk), lease)

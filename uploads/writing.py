@@ -24,10 +24,12 @@ import secrets
 import time
 from datetime import timedelta
 
+from django.db import transaction
 from django.db.models import Q
 from django.http import UnreadablePostError
 from django.utils import timezone
 
+from sharing.models.state import locked_now
 from uploads.models import WRITER_LENGTH, Upload, expires_after, partial_path
 
 WRITE_LEASE = timedelta(seconds=60)
@@ -64,16 +66,25 @@ class Lease:
         self.mine().update(writer=None, writing_until=None)
 
 
-def claim(upload_id: str, owner, offset: int, now) -> Lease | None:
+def claim(upload_id: str, owner, offset: int, now=None) -> Lease | None:
     """Take the right to write at `offset`, or None when the offset is not
-    the upload's, it is finished, past its deadline, gone, or being written."""
+    the upload's, it is finished, past its deadline, gone, or being written.
+
+    The deadline is judged by the time read once the row is locked (on
+    SQLite: once the write lock is held), never before waiting for it;
+    `now` stands in for that time only in tests."""
     token = secrets.token_urlsafe(16)[:WRITER_LENGTH]
-    free = Q(writer__isnull=True) | Q(writing_until__lt=now)
-    taken = (
-        Upload.objects.filter(pk=upload_id, owner=owner, offset=offset, finished_at__isnull=True, expires_at__gt=now)
-        .filter(free)
-        .update(writer=token, writing_until=now + WRITE_LEASE)
-    )
+    with transaction.atomic():
+        locked = locked_now(Upload.objects.filter(pk=upload_id))
+        now = locked if now is None else now
+        free = Q(writer__isnull=True) | Q(writing_until__lt=now)
+        taken = (
+            Upload.objects.filter(
+                pk=upload_id, owner=owner, offset=offset, finished_at__isnull=True, expires_at__gt=now
+            )
+            .filter(free)
+            .update(writer=token, writing_until=now + WRITE_LEASE)
+        )
     return Lease(upload_id, token) if taken else None
 
 
