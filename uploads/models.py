@@ -68,14 +68,27 @@ def discard_partial_file(upload_id: str) -> None:
     partial_path(upload_id).unlink(missing_ok=True)
 
 
+# An upload's two rules, each defined here once (as a Q for the database,
+# and as a method of Upload for a row in hand) and asked everywhere else.
+
+
+def open_q(now) -> Q:
+    """An upload takes chunks (and answers HEAD) until its deadline."""
+    return Q(expires_at__gt=now)
+
+
+def unclaimed_q(now) -> Q:
+    """No request holds a live claim to write to it (uploads.writing)."""
+    return Q(writer__isnull=True) | Q(writing_until__lt=now)
+
+
 class UploadQuerySet(models.QuerySet):
     def due(self, now):
         """Uploads whose deadline has passed (finished or not) and that no
         request is writing to: the expiry daemon removes them with
         remove_upload. Once the deadline has passed no request can claim an
         upload any more (uploads.writing), so the set only grows."""
-        idle = Q(writer__isnull=True) | Q(writing_until__lt=now)
-        return self.filter(idle, expires_at__lte=now)
+        return self.filter(unclaimed_q(now)).exclude(open_q(now))
 
 
 class Upload(models.Model):
@@ -130,6 +143,10 @@ class Upload(models.Model):
     @property
     def finished(self) -> bool:
         return self.finished_at is not None
+
+    def is_open(self, now) -> bool:
+        """open_q for this row (tests/test_uploads_rules.py: they agree)."""
+        return self.expires_at > now
 
 
 def remove_upload(upload: Upload) -> None:

@@ -127,7 +127,7 @@ class TusView(APIView):
     def refusal(self, request, upload_id: str, offset: int) -> TusError:
         """Why a claim at `offset` failed, read after the fact."""
         upload = self.owned(request, upload_id)
-        if upload.expires_at <= timezone.now():
+        if not upload.is_open(timezone.now()):
             return gone(upload)
         if upload.offset != offset:
             return TusError(
@@ -237,7 +237,7 @@ class UploadView(TusView):
     def head(self, request, upload_id):
         upload = self.owned(request, upload_id)
         now = timezone.now()
-        if upload.expires_at <= now:
+        if not upload.is_open(now):
             raise gone(upload)
         if upload.offset == upload.length and not upload.finished:
             # Complete but not finished: its finisher died. Finish it here
@@ -261,7 +261,7 @@ class UploadView(TusView):
             raise protocol.bad_header("Upload-Offset", "is required (where this chunk starts in the file).")
         size, checksum = self.chunk_rules(request)
         upload = self.owned(request, upload_id)
-        if upload.expires_at <= timezone.now():
+        if not upload.is_open(timezone.now()):
             raise gone(upload)
         if offset != upload.offset:
             raise self.refusal(request, upload_id, offset)

@@ -25,12 +25,11 @@ import time
 from datetime import timedelta
 
 from django.db import transaction
-from django.db.models import Q
 from django.http import UnreadablePostError
 from django.utils import timezone
 
 from sharing.models.state import locked_now
-from uploads.models import WRITER_LENGTH, Upload, expires_after, partial_path
+from uploads.models import WRITER_LENGTH, Upload, expires_after, open_q, partial_path, unclaimed_q
 
 WRITE_LEASE = timedelta(seconds=60)
 # How much of the body is in memory at once.
@@ -77,12 +76,9 @@ def claim(upload_id: str, owner, offset: int, now=None) -> Lease | None:
     with transaction.atomic():
         locked = locked_now(Upload.objects.filter(pk=upload_id))
         now = locked if now is None else now
-        free = Q(writer__isnull=True) | Q(writing_until__lt=now)
         taken = (
-            Upload.objects.filter(
-                pk=upload_id, owner=owner, offset=offset, finished_at__isnull=True, expires_at__gt=now
-            )
-            .filter(free)
+            Upload.objects.filter(open_q(now), unclaimed_q(now), pk=upload_id, owner=owner, offset=offset)
+            .filter(finished_at__isnull=True)
             .update(writer=token, writing_until=now + WRITE_LEASE)
         )
     return Lease(upload_id, token) if taken else None
