@@ -71,14 +71,12 @@ def test_make_migrate_tightens_a_var_folder_left_open_by_an_older_checkout(tmp_p
 @pytest.mark.fault
 def test_make_run_says_where_to_open_it_and_who_can_sign_in(tmp_path):
     venv = Path(sys.executable).parent.parent
-    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "SECRET_KEY", "SECRET_KEY_FILE"}}
-    env.update(SQLITE_PATH=str(tmp_path / "var" / "db.sqlite3"), STATIC_ROOT=str(tmp_path / "static"))
     port = free_port()
+    command, env = make_run_env(tmp_path, port)
     output = tmp_path / "run.txt"
     with output.open("w") as out:
-        command = ["make", "--no-print-directory", "-o", f"{venv}/.runtime", "run"]
         run = subprocess.Popen(
-            [*command, f"VAR={tmp_path / 'var'}", f"VENV={venv}", f"PORT={port}"],
+            command,
             cwd=REPO_ROOT,
             env=env,
             stdout=out,
@@ -109,12 +107,13 @@ def test_make_run_says_where_to_open_it_and_who_can_sign_in(tmp_path):
     )
 
 
-def make_run_env(tmp_path: Path) -> tuple[list[str], dict]:
+def make_run_env(tmp_path: Path, port: int | None = None) -> tuple[list[str], dict]:
+    """`make run` on a var/ and static/ of the test's own, and its environment."""
     venv = Path(sys.executable).parent.parent
     env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "SECRET_KEY", "SECRET_KEY_FILE"}}
     env.update(SQLITE_PATH=str(tmp_path / "var" / "db.sqlite3"), STATIC_ROOT=str(tmp_path / "static"))
     command = ["make", "--no-print-directory", "-o", f"{venv}/.runtime", "run"]
-    return [*command, f"VAR={tmp_path / 'var'}", f"VENV={venv}", f"PORT={free_port()}"], env
+    return [*command, f"VAR={tmp_path / 'var'}", f"VENV={venv}", f"PORT={port or free_port()}"], env
 
 
 def in_a_terminal(tty: int) -> None:
