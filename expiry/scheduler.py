@@ -42,8 +42,8 @@ from expiry import bursts
 from expiry.bursts import ChunkedExpiry
 from expiry.notify import valid_deadline
 from expiry.reminders import NoReminders
+from expiry.rows import NoRows
 from expiry.store import ShareDeadline, ShareStore
-from expiry.uploads import NoUploads
 from sharing.models import SharingPolicy
 
 logger = logging.getLogger("expiry")
@@ -91,6 +91,7 @@ class ExpiryScheduler(ChunkedExpiry):
         coalesce: float = 0.0,
         reminders=None,
         uploads=None,
+        requests=None,
     ):
         self.store = store
         self.clock = clock or time.time  # looked up now, so freezegun can stand in
@@ -107,7 +108,9 @@ class ExpiryScheduler(ChunkedExpiry):
         # Each share's second deadline (its reminder), fed by the same refresh and pick-up.
         self.reminders = reminders if reminders is not None else NoReminders()
         # Resumable uploads' deadlines (expiry.uploads), fed by the same refresh and pick-up.
-        self.uploads = uploads if uploads is not None else NoUploads()
+        self.uploads = uploads if uploads is not None else NoRows()
+        # Upload requests' deadlines (expiry.requests), likewise.
+        self.requests = requests if requests is not None else NoRows()
         self._chunk = bursts.FIRST_CHUNK  # statement size, adapted by ChunkedExpiry
 
         self._heap: list[tuple[float, int]] = []
@@ -131,6 +134,7 @@ class ExpiryScheduler(ChunkedExpiry):
         self._watermark = None
         self.reminders.reset()
         self.uploads.reset()
+        self.requests.reset()
         if self.watcher is not None:
             self.watcher.take_notices()
 
@@ -181,7 +185,7 @@ class ExpiryScheduler(ChunkedExpiry):
         deadline = self.next_refresh
         if self._heap:
             deadline = min(deadline, self._wake_time())
-        deadline = min(deadline, self.reminders.next_time(), self.uploads.next_time())
+        deadline = min(deadline, self.reminders.next_time(), self.uploads.next_time(), self.requests.next_time())
         if self.watcher is not None:
             if self.watcher.wants_pickup:
                 return 0.0
@@ -214,6 +218,9 @@ class ExpiryScheduler(ChunkedExpiry):
             return True
         if self.reminders.has_due(now):  # expiries first, reminders when none is due
             self.reminders.run_due(now)
+            return True
+        if self.requests.has_due(now):  # before uploads: ending one removes its uploads
+            self.requests.run_due(now)
             return True
         if self.uploads.has_due(now):
             self.uploads.run_due(now)
@@ -276,6 +283,7 @@ class ExpiryScheduler(ChunkedExpiry):
         pushed = self._schedule_many(deadlines)
         self.reminders.refresh(now, self.window_end)
         self.uploads.refresh(now, self.window_end)
+        self.requests.refresh(now, self.window_end)
         self.stats.refreshes += 1
         logger.info(
             "refresh: %d shares due in the next %.3f s (%d new), heap %d, next refresh in %.3f s",
@@ -293,8 +301,9 @@ class ExpiryScheduler(ChunkedExpiry):
             self._watermark = self.store.change_mark(self.clock())
         deadlines, self._watermark = self.store.load_changed(self._watermark)
         pushed = sum(self.schedule(d.share_id, d.expires_at) for d in deadlines)
-        # Uploads have no change mark: their few deadlines in the window are read again.
+        # Uploads and requests have no change mark: their few deadlines in the window are read again.
         self.uploads.refresh(self.clock(), self.window_end)
+        self.requests.refresh(self.clock(), self.window_end)
         if pushed:
             self.stats.pickups += pushed
             logger.debug("picked up %d new or renewed shares", pushed)

@@ -23,6 +23,7 @@ from expiry.housekeeping import Housekeeper
 from expiry.idlog import ExpiredIdLog
 from expiry.lease import LeaseKeeper
 from expiry.reminders import ReminderSchedule
+from expiry.requests import RequestSchedule
 from expiry.scheduler import ExpiryScheduler
 from expiry.store import ShareStore
 from expiry.uploads import UploadSchedule
@@ -128,7 +129,8 @@ class ExpiryService:
         logger.info(
             "runexpiry stopped after %.1f s: %d shares expired in %d batches (worst lateness %.3f ms, "
             "longest stamp-to-commit %.3f ms), %d caught up at start, %d picked up, %d refreshes, %d failed steps; "
-            "%d ended shares purged, %d ephemeral files deleted, %d resumable uploads removed",
+            "%d ended shares purged, %d ephemeral files deleted, %d resumable uploads removed, "
+            "%d upload requests ended",
             time.monotonic() - self.started,
             stats.expired,
             stats.batches,
@@ -140,7 +142,8 @@ class ExpiryService:
             self.daemon.errors,
             self.housekeeper.purged,
             self.housekeeper.reaped,
-            self.scheduler.uploads.stats.removed,
+            self.scheduler.uploads.stats.ended,
+            self.scheduler.requests.stats.ended,
         )
 
 
@@ -166,7 +169,8 @@ def build_service(
     EXPIRY_COALESCE, EXPIRY_LEASE_TTL). `lease`: "on", "off", or "auto" (on
     for SQLite, off for PostgreSQL, where all daemons work at once).
     `reminders=False` leaves reminders out (`--once`), `uploads=False` the
-    removal of resumable uploads at their deadline (`--once` too),
+    removal of resumable uploads and the end of upload requests at their
+    deadline (`--once` too),
     `webhooks=False` the webhook thread. `watcher` defaults to the database's (watcher_for); `clock`
     (wall-clock seconds, time.time by default) drives the scheduler, the
     reminders and the lease. Only `log_expired_ids` acts at once: it opens
@@ -185,6 +189,7 @@ def build_service(
         # Not for --once: a cron run expires what is due and leaves.
         reminders=ReminderSchedule(clock=clock) if reminders else None,
         uploads=UploadSchedule(clock=clock) if uploads else None,
+        requests=RequestSchedule(clock=clock) if uploads else None,
     )
     use_lease = lease == "on" or (lease == "auto" and connection.vendor == "sqlite")
     keeper = None

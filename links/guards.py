@@ -62,12 +62,19 @@ def header_password(request) -> str | None:
 
 def try_password(request, share: Share | None, token: str, password: str) -> tuple[str, int | None]:
     """Check a password given for the link `token` (share None when there is
-    no such link). Return ("ok", None), ("wrong", None) or ("rate_limited",
+    no such link), recording a wrong one in the share's history: check_password."""
+    wrong = share.record_wrong_password if share is not None else None
+    return check_password(request, share, token, password, on_wrong=wrong)
+
+
+def check_password(request, guarded, token: str, password: str, on_wrong=None) -> tuple[str, int | None]:
+    """Check a password given for the link `token` (a share's or an upload
+    request's; `guarded` None when there is no such link). Return ("ok", None), ("wrong", None) or ("rate_limited",
     retry_after). A missing link answers exactly like a wrong password, after
     the same hashing work, so guesses learn nothing about which links exist.
     Every attempt is counted before the password is hashed and refunded if
     it was right, so parallel guesses cannot slip past the limits. A wrong
-    password for a real link's password is recorded in its history (a
+    password is passed to `on_wrong` (a share records it in its history; a
     refusal by the limits is not: nothing was tried).
     """
     address = client_address(request)
@@ -83,12 +90,13 @@ def try_password(request, share: Share | None, token: str, password: str) -> tup
                 earlier.refund(earlier_ident)
             return "rate_limited", decision.retry_after
         counted.append((limit, ident))
-    if share is None or not share.has_password:
+    if guarded is None or not guarded.has_password:
         hashers.make_password("no such link")  # the same work a real check costs
         return "wrong", None
-    if share.check_password(password):
+    if guarded.check_password(password):
         for limit, ident in counted:
             limit.refund(ident)
         return "ok", None
-    share.record_wrong_password(visitor(request))
+    if on_wrong is not None:
+        on_wrong(visitor(request))
     return "wrong", None

@@ -101,9 +101,13 @@ def landing(request, token: str, *, password_error: bool = False, status: int = 
 
 def shared_by(share: Share) -> str:
     """Who shared the link, as its page names them ("" when LINK_SHOWS_OWNER is off)."""
+    return owner_shown(share.owner)
+
+
+def owner_shown(owner) -> str:
+    """An owner as public pages name them ("" when LINK_SHOWS_OWNER is off)."""
     if not settings.LINK_SHOWS_OWNER:
         return ""
-    owner = share.owner
     return owner.get_full_name() or owner.get_username()
 
 

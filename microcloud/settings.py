@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "expiry",
     "notices",
     "uploads",
+    "collect",
 ]
 
 MIDDLEWARE = [

@@ -4,6 +4,7 @@ from django.templatetags.static import static
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from collect.urls import api_urlpatterns as request_urlpatterns
 from ratelimit.logins import throttled_admin_login
 from sharing.api_not_found import api_not_found
 from sharing.urls import api_urlpatterns
@@ -21,6 +22,7 @@ urlpatterns = [
     path("api/", include(api_urlpatterns)),
     path("api/", include(webhook_urlpatterns)),
     path("api/", include(upload_urlpatterns)),
+    path("api/", include(request_urlpatterns)),
     # Last under /api/: anything the API does not name is a JSON 404.
     re_path(r"^api(?:/(?P<rest>.*))?$", api_not_found, name="api-not-found"),
     # Clients that ask without reading the pages' <link rel="icon">.
@@ -28,5 +30,6 @@ urlpatterns = [
     # POST /i18n/setlang/: the language switcher's form (Django's set_language).
     path("i18n/", include("django.conf.urls.i18n")),
     path("", include("links.urls")),
+    path("", include("collect.urls")),
     path("", include("web.urls")),
 ]

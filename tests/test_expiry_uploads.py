@@ -10,8 +10,9 @@ import pytest
 from django.utils import timezone
 from freezegun import freeze_time
 
+from expiry.rows import RECHECK as WRITING_RECHECK
 from expiry.service import build_service
-from expiry.uploads import WRITING_RECHECK, UploadSchedule
+from expiry.uploads import UploadSchedule
 from expiry.watchers import watcher_for
 from sharing.models import StorageAccount
 from tests.helpers import wait_until
@@ -104,7 +105,7 @@ def test_the_running_daemon_removes_an_upload_within_two_seconds_of_its_deadline
     assert (gone_at - upload.expires_at).total_seconds() < 2
     assert not partial_path(upload.pk).exists()
     assert reserved(alice) == 0
-    assert service.scheduler.uploads.stats.removed == 1
+    assert service.scheduler.uploads.stats.ended == 1
 
 
 @pytest.mark.django_db(transaction=True)

@@ -15,11 +15,12 @@ PROJECT_PACKAGES = {
     "notices",
     "ratelimit",
     "uploads",
+    "collect",
     "microcloud",
     "bench",
     "sqlite_writers",
 }
-APPS = ["sharing", "expiry", "links", "web", "webhooks", "notices", "ratelimit", "uploads"]
+APPS = ["sharing", "expiry", "links", "web", "webhooks", "notices", "ratelimit", "uploads", "collect"]
 # sharing/models/, lowest first: a module imports only from layers before its own.
 MODEL_LAYERS = [
     {"state", "budget", "events", "policy"},

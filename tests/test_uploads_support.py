@@ -18,21 +18,23 @@ def metadata(**pairs: str) -> str:
     return ",".join(f"{key} {b64(value)}" if value else key for key, value in pairs.items())
 
 
-def create(client, length: int, meta: str | None = None, body: bytes | None = None, **headers):
+def create(
+    client, length: int, meta: str | None = None, body: bytes | None = None, endpoint: str = "/api/uploads/", **headers
+):
     extra = {**TUS, "HTTP_UPLOAD_LENGTH": str(length), **headers}
     if meta is not None:
         extra["HTTP_UPLOAD_METADATA"] = meta
     if body is None:
-        return client.post("/api/uploads/", **extra)
-    return client.generic("POST", "/api/uploads/", body, content_type=OFFSET_STREAM, **extra)
+        return client.post(endpoint, **extra)
+    return client.generic("POST", endpoint, body, content_type=OFFSET_STREAM, **extra)
 
 
 def path_of(response) -> str:
     return urlparse(response["Location"]).path
 
 
-def new_upload(client, length: int, **meta: str) -> str:
-    response = create(client, length, metadata(**meta) if meta else None)
+def new_upload(client, length: int, endpoint: str = "/api/uploads/", **meta: str) -> str:
+    response = create(client, length, metadata(**meta) if meta else None, endpoint=endpoint)
     assert response.status_code == 201, response.content
     return path_of(response)
 

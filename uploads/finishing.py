@@ -17,11 +17,12 @@ import os
 from functools import partial
 
 from django.core.files import File
-from django.utils import timezone
 
 from sharing.models import StoredFile
 from sharing.models.files import Superseded
-from uploads.models import Upload, discard_partial_file, expires_after, partial_path
+from sharing.models.state import locked_now
+from uploads.models import Upload, discard_partial_file, open_q, partial_path, renewed_deadline
+from uploads.signals import upload_finished
 from uploads.writing import Lease
 
 
@@ -114,11 +115,16 @@ def finish(upload: Upload, lease: Lease) -> StoredFile | None:
 
 def mark_finished(lease: Lease, stored: StoredFile) -> bool:
     """In the transaction that stores the file: the upload is finished with
-    it, if this request still holds the claim and nobody finished it first.
-    Otherwise the file is not stored at all (never listed, never counted)."""
-    now = timezone.now()
-    return bool(
+    it, if this request still holds the claim, nobody finished it first and
+    its deadline has not passed (by the time read once its row is locked: an
+    upload request's uploads end with the request). Otherwise the file is
+    not stored at all (never listed, never counted)."""
+    now = locked_now(lease.mine())
+    finished = (
         lease.mine()
-        .filter(finished_at__isnull=True)
-        .update(finished_at=now, file=stored, writer=None, writing_until=None, expires_at=now + expires_after())
+        .filter(open_q(now), finished_at__isnull=True)
+        .update(finished_at=now, file=stored, writer=None, writing_until=None, expires_at=renewed_deadline(now))
     )
+    if finished:
+        upload_finished.send(sender=Upload, upload_id=lease.upload_id, file=stored)
+    return bool(finished)

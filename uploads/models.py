@@ -14,13 +14,15 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import models, transaction
-from django.db.models import F, Q
+from django.db.models import DateTimeField, F, Q, Value
+from django.db.models.functions import Coalesce, Least
 from django.db.models.signals import post_delete
 from django.dispatch import receiver
 from django.utils import timezone
 
 from sharing.models import StoredFile, quotas
 from sharing.models.state import locked_now
+from uploads.signals import upload_removed
 
 # 16 random bytes: 128 bits, as 22 URL-safe characters. The id is the
 # upload's public name; guessing another's is hopeless, and it would answer
@@ -38,6 +40,14 @@ def new_upload_id() -> str:
 
 def expires_after() -> timedelta:
     return timedelta(seconds=settings.UPLOAD_EXPIRES_AFTER)
+
+
+def renewed_deadline(now):
+    """The deadline progress at `now` renews an upload to, as an expression
+    for its UPDATE: UPLOAD_EXPIRES_AFTER from now, never past its hard end
+    (ends_by, set for the uploads of a link that collects files)."""
+    renewed = Value(now + expires_after(), output_field=DateTimeField())
+    return Least(renewed, Coalesce(F("ends_by"), renewed))
 
 
 def partial_dir() -> Path:
@@ -104,6 +114,9 @@ class Upload(models.Model):
     # Renewed by every request that adds bytes, and once more at the finish:
     # a client that lost the last answer can still learn the file until then.
     expires_at = models.DateTimeField()
+    # A deadline no renewal passes (NULL: none). The uploads of an upload
+    # request end with it: no chunk is taken, nor an upload finished, after.
+    ends_by = models.DateTimeField(null=True, blank=True, editable=False)
     # The request allowed to write now, and until when its claim holds
     # (renewed while it writes); both NULL when nobody writes (NULL rather
     # than "": the CHECK pairs the two, and "nobody" is no token).
@@ -134,6 +147,9 @@ class Upload(models.Model):
             models.CheckConstraint(
                 condition=Q(finished_at__isnull=True) | Q(offset=F("length"), writer__isnull=True),
                 name="upload_finished_is_complete",
+            ),
+            models.CheckConstraint(
+                condition=Q(ends_by__isnull=True) | Q(expires_at__lte=F("ends_by")), name="upload_ends_by_its_end"
             ),
         ]
 
@@ -183,6 +199,7 @@ def _delete_locked(upload_id: str) -> bool:
     owner_id, length, finished_at = row
     if finished_at is None:
         quotas.release(owner_id, length)
+    upload_removed.send(sender=Upload, upload_id=upload_id, length=length, finished=finished_at is not None)
     transaction.on_commit(partial(discard_partial_file, upload_id))
     return True
 

@@ -89,7 +89,7 @@ class TusView(APIView):
     def append(self, request, upload: Upload, offset: int, size: int, checksum) -> Upload:
         """Append the body at `offset` (see uploads.writing); finish the
         upload when that completes it. Return the upload as it is after."""
-        lease = claim(upload.pk, request.user, offset)
+        lease = claim(upload.pk, upload.owner_id, offset)
         if lease is None:
             raise self.refusal(request, upload.pk, offset)
         try:
@@ -110,26 +110,61 @@ class TusView(APIView):
         if not commit(lease, offset, kept, upload.length):
             raise self.refusal(request, upload.pk, offset + kept)
         if offset + kept == upload.length:
-            try:
-                finish(Upload.objects.select_related("owner").get(pk=upload.pk), lease)
-            except (BytesMissing, Upload.DoesNotExist):
-                raise bytes_gone() from None
+            self.finish(request, upload.pk, lease)
         if not got.checksum_ok and got.whole:
             raise protocol.checksum_mismatch(checksum[0])
         return self.owned(request, upload.pk)
 
+    def finish(self, request, upload_id: str, lease) -> None:
+        try:
+            finish(Upload.objects.select_related("owner").get(pk=upload_id), lease)
+        except (BytesMissing, Upload.DoesNotExist):
+            raise bytes_gone() from None
+        if not Upload.objects.filter(pk=upload_id, finished_at__isnull=False).exists():
+            # Not finished, and nobody else did it: its deadline came first.
+            raise self.refusal(request, upload_id, None)
+
+    # What a client may do, and to whose uploads: the API's owner here; a
+    # link that collects files says otherwise (collect.tus).
+
+    def uploads_of(self, request):
+        """The uploads this client may see, write and terminate."""
+        return Upload.objects.filter(owner=request.user)
+
+    def uploader(self, request):
+        """Who owns the uploads this client creates."""
+        return request.user
+
+    def set_aside(self, request, upload: Upload) -> None:
+        """Inside the creating transaction: the space the upload will take,
+        reserved (QuotaExceeded refuses it)."""
+        quotas.reserve(upload.owner_id, upload.length)
+
+    def deadline(self, request, now):
+        """(expires_at, ends_by) of an upload created at `now`."""
+        return now + expires_after(), None
+
+    def upload_url(self, request, upload_id: str) -> str:
+        return request.build_absolute_uri(reverse("tus-upload", args=[upload_id]))
+
+    def progress_headers(self, upload: Upload) -> dict[str, str]:
+        headers = {"Upload-Offset": str(upload.offset), "Upload-Expires": protocol.expires_header(upload.expires_at)}
+        if upload.file_id is not None:
+            headers[protocol.UPLOAD_FILE_HEADER] = reverse("file-detail", args=[upload.file_id])
+        return headers
+
     def owned(self, request, upload_id: str) -> Upload:
-        upload = Upload.objects.filter(pk=upload_id, owner=request.user).first()
+        upload = self.uploads_of(request).filter(pk=upload_id).first()
         if upload is None:
             raise NotFound("No such upload among yours.")
         return upload
 
-    def refusal(self, request, upload_id: str, offset: int) -> TusError:
-        """Why a claim at `offset` failed, read after the fact."""
+    def refusal(self, request, upload_id: str, offset: int | None) -> TusError:
+        """Why a claim at `offset` (or a finish) failed, read after the fact."""
         upload = self.owned(request, upload_id)
         if not upload.is_open(timezone.now()):
             return gone(upload)
-        if upload.offset != offset:
+        if offset is not None and upload.offset != offset:
             return TusError(
                 status.HTTP_409_CONFLICT,
                 f"Upload-Offset is {offset} but the upload is at {upload.offset}: resume from there.",
@@ -148,16 +183,9 @@ def gone(upload: Upload) -> TusError:
     return TusError(status.HTTP_410_GONE, f"The upload expired at {protocol.expires_header(upload.expires_at)}.")
 
 
-def progress_headers(upload: Upload) -> dict[str, str]:
-    headers = {"Upload-Offset": str(upload.offset), "Upload-Expires": protocol.expires_header(upload.expires_at)}
-    if upload.file_id is not None:
-        headers[protocol.UPLOAD_FILE_HEADER] = reverse("file-detail", args=[upload.file_id])
-    return headers
-
-
 @extend_schema(exclude=True)
 class UploadCollectionView(TusView):
-    def post(self, request):
+    def post(self, request, **route):
         if "Upload-Defer-Length" in request.headers:
             raise protocol.bad_header("Upload-Defer-Length", "is not supported: send Upload-Length.")
         length = protocol.whole_number(request, "Upload-Length")
@@ -174,7 +202,7 @@ class UploadCollectionView(TusView):
             with transaction.atomic():
                 # The whole length set aside now: a client learns at once that
                 # the file will not fit, not after sending every byte.
-                quotas.reserve(request.user.pk, length)
+                self.set_aside(request, upload)
                 upload.save(force_insert=True)
                 transaction.on_commit(
                     partial(upload_created.send, sender=Upload, upload_id=upload.pk, expires_at=upload.expires_at)
@@ -185,14 +213,14 @@ class UploadCollectionView(TusView):
         except BaseException:
             discard_partial_file(upload.pk)
             raise
-        location = {"Location": request.build_absolute_uri(reverse("tus-upload", args=[upload.pk]))}
+        location = {"Location": self.upload_url(request, upload.pk)}
         if size:
             try:
                 upload = self.append(request, upload, 0, size, checksum)
             except TusError as error:
                 error.headers.update(location)  # the upload exists: the client resumes it there
                 raise
-        return Response(status=status.HTTP_201_CREATED, headers={**location, **progress_headers(upload)})
+        return Response(status=status.HTTP_201_CREATED, headers={**location, **self.progress_headers(upload)})
 
     def described(self, request, length: int) -> Upload:
         """A new upload as Upload-Length and Upload-Metadata describe it,
@@ -213,15 +241,17 @@ class UploadCollectionView(TusView):
         except serializers.ValidationError:
             raise protocol.bad_header("Upload-Metadata", "delete_when_unshared must be true or false.") from None
         now = timezone.now()
+        expires_at, ends_by = self.deadline(request, now)
         return Upload(
-            owner=request.user,
+            owner=self.uploader(request),
             length=length,
             metadata=metadata,
             filename=name,
             content_type=stand_in.content_type,
             delete_when_unshared=ephemeral,
             created_at=now,
-            expires_at=now + expires_after(),
+            expires_at=expires_at,
+            ends_by=ends_by,
         )
 
 
@@ -234,7 +264,7 @@ class Described:
 
 @extend_schema(exclude=True)
 class UploadView(TusView):
-    def head(self, request, upload_id):
+    def head(self, request, upload_id, **route):
         upload = self.owned(request, upload_id)
         now = timezone.now()
         if not upload.is_open(now):
@@ -242,19 +272,16 @@ class UploadView(TusView):
         if upload.offset == upload.length and not upload.finished:
             # Complete but not finished: its finisher died. Finish it here
             # (unless one is at it now), or the client would never learn the file.
-            lease = claim(upload.pk, request.user, upload.length)
+            lease = claim(upload.pk, upload.owner_id, upload.length)
             if lease is not None:
-                try:
-                    finish(Upload.objects.select_related("owner").get(pk=upload.pk), lease)
-                except (BytesMissing, Upload.DoesNotExist):
-                    raise bytes_gone() from None
+                self.finish(request, upload.pk, lease)
                 upload = self.owned(request, upload_id)
-        headers = {**progress_headers(upload), "Upload-Length": str(upload.length), "Cache-Control": "no-store"}
+        headers = {**self.progress_headers(upload), "Upload-Length": str(upload.length), "Cache-Control": "no-store"}
         if upload.metadata:
             headers["Upload-Metadata"] = protocol.metadata_header(upload.metadata)
         return Response(status=status.HTTP_200_OK, headers=headers)
 
-    def patch(self, request, upload_id):
+    def patch(self, request, upload_id, **route):
         protocol.require_offset_stream(request)
         offset = protocol.whole_number(request, "Upload-Offset")
         if offset is None:
@@ -269,8 +296,8 @@ class UploadView(TusView):
             raise protocol.past_the_end(offset, size, upload.length)
         if size or (upload.offset == upload.length and not upload.finished):
             upload = self.append(request, upload, offset, size, checksum)
-        return Response(status=status.HTTP_204_NO_CONTENT, headers=progress_headers(upload))
+        return Response(status=status.HTTP_204_NO_CONTENT, headers=self.progress_headers(upload))
 
-    def delete(self, request, upload_id):
+    def delete(self, request, upload_id, **route):
         remove_upload(self.owned(request, upload_id))
         return Response(status=status.HTTP_204_NO_CONTENT)

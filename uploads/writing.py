@@ -29,7 +29,7 @@ from django.http import UnreadablePostError
 from django.utils import timezone
 
 from sharing.models.state import locked_now
-from uploads.models import WRITER_LENGTH, Upload, expires_after, open_q, partial_path, unclaimed_q
+from uploads.models import WRITER_LENGTH, Upload, open_q, partial_path, renewed_deadline, unclaimed_q
 
 WRITE_LEASE = timedelta(seconds=60)
 # How much of the body is in memory at once.
@@ -135,7 +135,7 @@ def commit(lease: Lease, start: int, kept: int, length: int) -> bool:
     now = timezone.now()
     changes = {"offset": start + kept}
     if kept:
-        changes["expires_at"] = now + expires_after()
+        changes["expires_at"] = renewed_deadline(now)
     if start + kept < length:
         changes.update(writer=None, writing_until=None)
     else:

@@ -1,0 +1,154 @@
+"""An upload request: a link that lets anyone holding it upload files to
+its owner, until its deadline, within its limits.
+
+The request's row is the only truth about what it still accepts: a new
+upload takes its place (a file, its bytes) with one conditional UPDATE of
+the counters (take_room), so racing uploaders can never pass a limit; an
+unfinished upload that goes gives its place back (collect.receivers).
+Each upload made through it is recorded as a ReceivedFile, which becomes
+the owner's StoredFile when the upload finishes.
+"""
+
+import secrets
+from functools import partial
+
+from django.conf import settings
+from django.contrib.auth import hashers
+from django.db import models, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from collect.signals import request_created
+from sharing.models import StoredFile
+
+TOKEN_BYTES = 16
+TOKEN_PATTERN = r"[A-Za-z0-9_-]{22}"
+NOTE_MAX_LENGTH = 1000
+
+
+def new_request_token() -> str:
+    return secrets.token_urlsafe(TOKEN_BYTES)
+
+
+# The request's rules, each defined here once (as a Q for the database and
+# as a method for a row in hand) and asked everywhere else.
+
+
+def open_q(now) -> Q:
+    """A request accepts uploads, chunks and finishes until its deadline, or
+    until its owner ends it."""
+    return Q(ended_at__isnull=True, expires_at__gt=now)
+
+
+def room_q(length: int) -> Q:
+    """One more file of `length` bytes fits in the request's limits."""
+    files = Q(max_files__isnull=True) | Q(files_taken__lt=F("max_files"))
+    size = Q(max_bytes__isnull=True) | Q(bytes_taken__lte=F("max_bytes") - length)
+    return files & size
+
+
+class UploadRequestQuerySet(models.QuerySet):
+    def due(self, now):
+        """Requests past their deadline that nobody has ended yet: the
+        expiry daemon ends them (collect.ending.end_if_due)."""
+        return self.filter(ended_at__isnull=True, expires_at__lte=now)
+
+
+class UploadRequest(models.Model):
+    class EndReason(models.TextChoices):
+        EXPIRED = "expired", "Reached its deadline"
+        CLOSED = "closed", "Closed by its owner"
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="upload_requests")
+    token = models.CharField(max_length=64, unique=True, editable=False, default=new_request_token)
+    title = models.CharField(max_length=200, blank=True, help_text="What is asked for, shown to the uploader.")
+    note = models.TextField(blank=True, help_text="An optional note to the uploader (plain text).")
+    password_hash = models.CharField(max_length=256, blank=True, editable=False)
+    max_files = models.PositiveIntegerField(null=True, blank=True, help_text="Files accepted in all; empty: any.")
+    max_bytes = models.PositiveBigIntegerField(null=True, blank=True, help_text="Bytes accepted in all; empty: any.")
+    # Places taken by uploads started (and not given back) and finished.
+    files_taken = models.PositiveIntegerField(default=0, editable=False)
+    bytes_taken = models.PositiveBigIntegerField(default=0, editable=False)
+    notify_by_email = models.BooleanField(default=False, help_text="Email the owner when a file arrives.")
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    expires_at = models.DateTimeField(help_text="No upload starts, goes on or finishes from this moment.")
+    ended_at = models.DateTimeField(null=True, blank=True, editable=False)
+    end_reason = models.CharField(max_length=8, choices=EndReason.choices, blank=True, editable=False)
+
+    objects = UploadRequestQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [
+            # due(now) and the daemon's window: active requests by deadline.
+            models.Index(fields=["expires_at"], condition=Q(ended_at__isnull=True), name="request_active_expires_idx"),
+            models.Index(fields=["owner", "-created_at"], name="request_owner_created_idx"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(max_files__isnull=True) | Q(files_taken__lte=F("max_files")), name="request_files_in_limit"
+            ),
+            models.CheckConstraint(
+                condition=Q(max_bytes__isnull=True) | Q(bytes_taken__lte=F("max_bytes")), name="request_bytes_in_limit"
+            ),
+            models.CheckConstraint(condition=Q(max_files__gt=0) | Q(max_files__isnull=True), name="request_max_files"),
+            models.CheckConstraint(condition=Q(max_bytes__gt=0) | Q(max_bytes__isnull=True), name="request_max_bytes"),
+            models.CheckConstraint(
+                condition=Q(ended_at__isnull=True, end_reason="") | Q(ended_at__isnull=False) & ~Q(end_reason=""),
+                name="request_end_has_reason",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.title or f"Upload request {self.pk}"
+
+    @classmethod
+    def create(cls, *, owner, expires_at, password: str = "", **fields) -> "UploadRequest":
+        """A new open request; the expiry daemon hears of its deadline once it commits."""
+        upload_request = cls(owner=owner, expires_at=expires_at, **fields)
+        upload_request.set_password(password)
+        with transaction.atomic():
+            upload_request.save(force_insert=True)
+            transaction.on_commit(
+                partial(request_created.send, sender=cls, upload_request_id=upload_request.pk, expires_at=expires_at)
+            )
+        return upload_request
+
+    def is_open(self, now) -> bool:
+        """open_q for this row (tests/test_collect_rules.py: they agree)."""
+        return self.ended_at is None and self.expires_at > now
+
+    @property
+    def has_password(self) -> bool:
+        return bool(self.password_hash)
+
+    def set_password(self, raw: str) -> None:
+        self.password_hash = hashers.make_password(raw) if raw else ""
+
+    def check_password(self, raw: str) -> bool:
+        return self.has_password and hashers.check_password(raw, self.password_hash)
+
+
+class ReceivedFile(models.Model):
+    """One upload made through a request: arriving until its upload
+    finishes, then the owner's file (`file`)."""
+
+    request = models.ForeignKey(UploadRequest, on_delete=models.CASCADE, related_name="received")
+    # The resumable upload's id (no foreign key: the upload row goes at its
+    # deadline, this record stays); NULL for a file posted by the page's form.
+    upload_id = models.CharField(max_length=32, unique=True, null=True, blank=True)
+    name = models.CharField(max_length=255)
+    size = models.PositiveBigIntegerField()
+    started_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    file = models.ForeignKey(StoredFile, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+
+    class Meta:
+        ordering = ["-started_at", "-pk"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def arrived(self) -> bool:
+        return self.finished_at is not None

@@ -1,0 +1,20 @@
+"""The uploads app's signals, for the uploads made through a request."""
+
+from django.dispatch import receiver
+
+from collect.models import ReceivedFile
+from collect.places import give_back, mark_arrived
+from uploads.signals import upload_finished, upload_removed
+
+
+@receiver(upload_removed, dispatch_uid="collect.give_back")
+def unfinished_upload_removed(sender, upload_id, finished, **kwargs):
+    if not finished:
+        give_back(upload_id)
+
+
+@receiver(upload_finished, dispatch_uid="collect.arrived")
+def upload_arrived(sender, upload_id, file, **kwargs):
+    received = ReceivedFile.objects.filter(upload_id=upload_id).first()
+    if received is not None:  # else an upload of the API's, not a request's
+        mark_arrived(received, file)
