@@ -1,0 +1,84 @@
+"""An upload request's rules, as the database asks them (open_q, due,
+room_q) and as a row in hand does (UploadRequest.is_open), agree: around
+the deadline, for ended requests, and at the edges of the limits."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from collect.models import UploadRequest, open_q, room_q
+
+pytestmark = pytest.mark.django_db
+
+
+def new_request(owner, **fields) -> UploadRequest:
+    return UploadRequest.create(owner=owner, expires_at=timezone.now() + timedelta(hours=1), **fields)
+
+
+@pytest.mark.parametrize("offset", [timedelta(microseconds=-1), timedelta(0), timedelta(microseconds=1)])
+def test_open_in_python_and_in_the_database_agree_around_the_deadline(alice, offset):
+    upload_request = new_request(alice)
+    now = upload_request.expires_at + offset
+    open_in_database = UploadRequest.objects.filter(open_q(now)).exists()
+    assert upload_request.is_open(now) is open_in_database
+    assert UploadRequest.objects.due(now).exists() is not open_in_database  # nobody ended it
+    assert open_in_database is (offset < timedelta(0))  # at the deadline it is over
+
+
+@pytest.mark.parametrize("reason", UploadRequest.EndReason.values)
+@pytest.mark.parametrize("offset", [timedelta(hours=-1), timedelta(0), timedelta(hours=1)])
+def test_an_ended_request_is_closed_both_ways_and_never_due(alice, reason, offset):
+    upload_request = new_request(alice)
+    ended_at = timezone.now()
+    UploadRequest.objects.filter(pk=upload_request.pk).update(ended_at=ended_at, end_reason=reason)
+    upload_request.refresh_from_db()
+    now = upload_request.expires_at + offset
+    assert upload_request.is_open(now) is False
+    assert not UploadRequest.objects.filter(open_q(now)).exists()
+    assert not UploadRequest.objects.due(now).exists()  # the daemon has nothing left to end
+
+
+def fits(upload_request: UploadRequest, length: int) -> bool:
+    return UploadRequest.objects.filter(pk=upload_request.pk).filter(room_q(length)).exists()
+
+
+def taken(upload_request: UploadRequest, files: int, size: int) -> UploadRequest:
+    UploadRequest.objects.filter(pk=upload_request.pk).update(files_taken=files, bytes_taken=size)
+    return upload_request
+
+
+@pytest.mark.parametrize(
+    ("limits", "files", "size", "length", "expected"),
+    [
+        # No limits: anything fits, however much was taken.
+        ({}, 0, 0, 0, True),
+        ({}, 10**6, 2**50, 2**50, True),
+        # max_files: the last place, then none.
+        ({"max_files": 3}, 2, 0, 1, True),
+        ({"max_files": 3}, 3, 0, 1, False),
+        ({"max_files": 1}, 0, 0, 10**9, True),
+        ({"max_files": 1}, 1, 0, 0, False),  # an empty file takes a place too
+        # max_bytes: exactly up to the limit, not a byte over.
+        ({"max_bytes": 100}, 0, 0, 100, True),
+        ({"max_bytes": 100}, 0, 0, 101, False),
+        ({"max_bytes": 100}, 4, 60, 40, True),
+        ({"max_bytes": 100}, 4, 60, 41, False),
+        ({"max_bytes": 100}, 4, 100, 0, True),  # full to the byte: an empty file still fits
+        ({"max_bytes": 100}, 4, 100, 1, False),
+        # Both: each must hold.
+        ({"max_files": 2, "max_bytes": 100}, 1, 50, 50, True),
+        ({"max_files": 2, "max_bytes": 100}, 2, 50, 10, False),
+        ({"max_files": 2, "max_bytes": 100}, 1, 50, 51, False),
+        # A limit larger than any 32-bit number, in the database's own arithmetic.
+        ({"max_bytes": 2**62}, 0, 2**62 - 1, 1, True),
+        ({"max_bytes": 2**62}, 0, 2**62 - 1, 2, False),
+    ],
+)
+def test_room_in_the_database_follows_the_limits(alice, limits, files, size, length, expected):
+    upload_request = taken(new_request(alice, **limits), files, size)
+    assert fits(upload_request, length) is expected
+    by_hand = (limits.get("max_files") is None or files < limits["max_files"]) and (
+        limits.get("max_bytes") is None or size + length <= limits["max_bytes"]
+    )
+    assert by_hand is expected  # the table itself says what the limits mean
