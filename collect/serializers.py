@@ -5,7 +5,7 @@ from rest_framework import serializers
 
 from collect.models import NOTE_MAX_LENGTH, ReceivedFile, UploadRequest
 from collect.unlock import request_path
-from sharing.serializers import ExpiryInputSerializer, StrictCharField
+from sharing.serializers import ExpiryInputSerializer, StrictBooleanField, StrictCharField
 
 MAX_FILES_LIMIT = 100_000
 MAX_BYTES_LIMIT = 2**62
@@ -29,6 +29,12 @@ class UploadRequestSerializer(serializers.ModelSerializer):
     url = serializers.SerializerMethodField(help_text="The link to give the uploader: its page.")
     state = serializers.SerializerMethodField(help_text='"open" while it takes uploads, then "ended".')
     has_password = serializers.BooleanField(read_only=True)
+    end_reason = serializers.ChoiceField(
+        choices=UploadRequest.EndReason.choices,
+        allow_null=True,
+        read_only=True,
+        help_text='Why it ended: "expired" (its deadline) or "closed" (by you); null while open.',
+    )
     files = ReceivedFileSerializer(source="received", many=True, read_only=True)
 
     class Meta:
@@ -61,6 +67,11 @@ class UploadRequestSerializer(serializers.ModelSerializer):
     def get_state(self, upload_request: UploadRequest) -> str:
         return "open" if upload_request.is_open(timezone.now()) else "ended"
 
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        data["end_reason"] = data["end_reason"] or None
+        return data
+
 
 class RequestTextSerializer(serializers.Serializer):
     title = StrictCharField(required=False, allow_blank=True, max_length=200, help_text="What you ask for.")
@@ -71,7 +82,7 @@ class RequestTextSerializer(serializers.Serializer):
         trim_whitespace=False,
         help_text=f"A note shown to the uploader (plain text, at most {NOTE_MAX_LENGTH} characters).",
     )
-    notify_by_email = serializers.BooleanField(required=False, help_text="Email you when a file arrives.")
+    notify_by_email = StrictBooleanField(required=False, help_text="Email you when a file arrives.")
     password = StrictCharField(
         required=False,
         write_only=True,

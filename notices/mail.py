@@ -21,6 +21,7 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
+from collect.models import ReceivedFile
 from notices.claims import claim_first_download
 from sharing.models import Share
 
@@ -70,26 +71,51 @@ def _send(share_id: int, kind: str) -> bool:
         logger.info("%s notice for share %s skipped: %s has no email address", kind, share_id, share.owner)
         return False
     with translation.override(settings.LANGUAGE_CODE):
-        subject, body = _render(share, kind)
+        subject, body = _render(kind, _share_context(share))
+    return _mail(kind, f"share {share_id}", subject, body, address)
+
+
+def notify_file_arrived(received_id: int) -> bool:
+    """Tell the owner of an upload request that asked for it that a file
+    arrived through it; return whether a message went. Sent once: the
+    arrival's commit sends its signal once."""
+    received = ReceivedFile.objects.select_related("request__owner").filter(pk=received_id).first()
+    if received is None or not received.request.notify_by_email:
+        return False
+    upload_request = received.request
+    address = upload_request.owner.email
+    if not address:
+        logger.info("file_arrived notice for upload request %s skipped: no email address", upload_request.pk)
+        return False
+    context = {"received": received, "upload_request": upload_request, "owner": upload_request.owner}
+    with translation.override(settings.LANGUAGE_CODE):
+        subject, body = _render("file_arrived", context)
+    return _mail("file_arrived", f"upload request {upload_request.pk}", subject, body, address)
+
+
+def _mail(kind: str, about: str, subject: str, body: str, address: str) -> bool:
     try:
         send_mail(subject, body, None, [address])
     except Exception:
-        # At most once: the claim has committed, so this notice is not retried.
-        logger.exception("%s notice for share %s to %s failed", kind, share_id, address)
+        # At most once: the claim (or the arrival) has committed, so this notice is not retried.
+        logger.exception("%s notice for %s to %s failed", kind, about, address)
         return False
-    logger.info("%s notice for share %s sent to %s", kind, share_id, address)
+    logger.info("%s notice for %s sent to %s", kind, about, address)
     return True
 
 
-def _render(share: Share, kind: str) -> tuple[str, str]:
-    """The notice's subject and body, in the active language."""
-    context = {
+def _share_context(share: Share) -> dict:
+    return {
         "share": share,
         "owner": share.owner,
         "file_name": share.file.name if share.file_id else _("a deleted file"),
         "time_left": time_left(share.expires_at - timezone.now()),
-        "site_url": settings.SITE_URL.rstrip("/"),
     }
+
+
+def _render(kind: str, context: dict) -> tuple[str, str]:
+    """The notice's subject and body, in the active language."""
+    context = {**context, "site_url": settings.SITE_URL.rstrip("/")}
     # One line: a file name is the owner's own text, never a header break.
     subject = " ".join(render_to_string(f"notices/{kind}_subject.txt", context).split())
     return subject, render_to_string(f"notices/{kind}.txt", context)

@@ -1,8 +1,10 @@
-"""The sharing app's signals, answered with email notices off the request thread."""
+"""The sharing app's and upload requests' signals, answered with email
+notices off the request thread."""
 
 from django.dispatch import receiver
 
-from notices.mail import notify_first_download
+from collect.signals import file_received
+from notices.mail import notify_file_arrived, notify_first_download
 from notices.worker import default_worker
 from sharing.signals import share_downloaded
 
@@ -11,3 +13,9 @@ from sharing.signals import share_downloaded
 def first_download_notice(sender, share_id, **kwargs):
     # Sent after the download's commit: the claim on the worker thread sees it.
     default_worker().submit(notify_first_download, share_id)
+
+
+@receiver(file_received, dispatch_uid="notices.file_arrived")
+def file_arrived_notice(sender, received_id, **kwargs):
+    # Sent after the arrival's commit, once.
+    default_worker().submit(notify_file_arrived, received_id)

@@ -31,7 +31,9 @@ from sharing.representations import ShareSerializer
 
 # The largest number of seconds a timedelta can hold: anything above it could
 # never pass the policy's maximum and would only overflow inside the model.
-MAX_EXPIRES_IN = int(timedelta.max.total_seconds())
+# The most seconds a timedelta holds in whole days (int(timedelta.max.total_seconds())
+# rounds up past it in floating point, and timedelta(seconds=...) then overflows).
+MAX_EXPIRES_IN = timedelta.max.days * 86400
 WHOLE_NUMBER = re.compile(r"[+-]?[0-9]{1,30}")
 
 
@@ -170,6 +172,18 @@ class StrictCharField(serializers.CharField):
         if not isinstance(data, str):
             self.fail("not_a_string")
         return super().to_internal_value(data)
+
+
+class StrictBooleanField(serializers.BooleanField):
+    """A JSON true or false only: DRF's BooleanField also takes 0, "yes" and
+    "on", which a JSON client sends by mistake rather than by choice."""
+
+    default_error_messages = {"not_a_boolean": "Must be true or false."}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            self.fail("not_a_boolean")
+        return data
 
 
 class LinkRulesSerializer(serializers.Serializer):

@@ -55,6 +55,8 @@ NOT_APPLICABLE = {
     # A well-formed URL whose host does not resolve to a public address is refused (SSRF).
     ("POST", "/api/webhooks/"): [checks.positive_data_acceptance],
     ("PATCH", "/api/webhooks/{id}/"): [checks.positive_data_acceptance],
+    # A schema-valid deadline may be past, or beyond the policy's maximum lifetime: a 400 naming it.
+    ("POST", "/api/upload-requests/"): [checks.positive_data_acceptance],
     # Multipart sends every value as text: "0" is how a form spells false.
     ("POST", "/api/files/"): [checks.negative_data_rejection],
 }

@@ -6,7 +6,12 @@ import copy
 import pytest
 from rest_framework import serializers
 
-from sharing.serializers import ShareCreateSerializer, ShareReactivateSerializer, ShareUpdateSerializer
+from sharing.serializers import (
+    MAX_EXPIRES_IN,
+    ShareCreateSerializer,
+    ShareReactivateSerializer,
+    ShareUpdateSerializer,
+)
 
 pytestmark = pytest.mark.django_db  # the file field's repr shows its QuerySet
 
@@ -38,3 +43,11 @@ def test_a_field_made_afresh_validates_as_drfs_copy():
     assert not theirs.is_valid()
     assert ours.errors == theirs.errors
     assert isinstance(ours.fields["password"], serializers.CharField)
+
+
+def test_the_largest_lifetime_the_schema_allows_is_a_400_not_an_overflow(alice_client, make_file, alice):
+    stored = make_file(alice)
+    for seconds in (MAX_EXPIRES_IN, MAX_EXPIRES_IN + 1, 86_400_000_000_000):
+        response = alice_client.post("/api/shares/", {"file": stored.pk, "expires_in": seconds}, format="json")
+        assert response.status_code == 400, seconds
+        assert "expires_in" in response.json()

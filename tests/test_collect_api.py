@@ -250,3 +250,9 @@ def test_a_body_sent_with_the_creation_is_stored_too(alice_client):
     assert response.status_code == 201
     assert response["Upload-Offset"] == "5"
     assert StoredFile.objects.get().name == "h.txt"
+
+
+def test_a_lifetime_past_the_policys_maximum_is_a_400_naming_it(alice_client):
+    response = alice_client.post("/api/upload-requests/", {"expires_in": 86400000000000}, format="json")
+    assert response.status_code == 400
+    assert "expires_in" in response.json()
