@@ -11,12 +11,13 @@ and their hard end (the request's deadline).
 
 from django.db.models import Subquery
 from django.urls import reverse
+from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.permissions import AllowAny
 
-from collect.models import ReceivedFile, UploadRequest
+from collect.models import ReceivedFile, UploadRequest, open_q
 from collect.places import RequestEnded, RequestFull, take_place
 from collect.unlock import may_upload
 from sharing.models import quotas
@@ -45,6 +46,15 @@ class ThroughRequest:
         made_here = ReceivedFile.objects.filter(request=self.upload_request).values("upload_id")
         return Upload.objects.filter(pk__in=Subquery(made_here))
 
+    def owned(self, request, upload_id: str) -> Upload:
+        try:
+            return super().owned(request, upload_id)
+        except NotFound:
+            # Its uploads went with it: say why, rather than that there never was one.
+            if not UploadRequest.objects.filter(open_q(timezone.now()), pk=self.upload_request.pk).exists():
+                raise ended() from None
+            raise
+
     def uploader(self, request):
         return self.upload_request.owner
 
@@ -52,7 +62,7 @@ class ThroughRequest:
         try:
             take_place(self.upload_request.pk, upload.pk, upload.filename, upload.length)
         except RequestEnded:
-            raise TusError(status.HTTP_410_GONE, "This upload request has ended: it takes no more files.") from None
+            raise ended() from None
         except RequestFull as full:
             raise TusError(status.HTTP_413_REQUEST_ENTITY_TOO_LARGE, full.message) from None
         quotas.reserve(upload.owner_id, upload.length)
@@ -68,6 +78,10 @@ class ThroughRequest:
         headers = super().progress_headers(upload)
         headers.pop(protocol.UPLOAD_FILE_HEADER, None)  # the owner's API, not the uploader's
         return headers
+
+
+def ended() -> TusError:
+    return TusError(status.HTTP_410_GONE, "This upload request has ended: it takes no more files.")
 
 
 @extend_schema(exclude=True)

@@ -164,7 +164,9 @@ def test_closing_ends_the_request_removes_its_unfinished_uploads_and_keeps_what_
     body = closed.json()
     assert (body["state"], body["end_reason"]) == ("ended", "closed")
     assert [f["name"] for f in body["files"]] == ["photo.jpg"]
-    assert patch(APIClient(), path_of(going), 0, b"0123456789").status_code in (404, 410)
+    refused = patch(APIClient(), path_of(going), 0, b"0123456789")
+    assert refused.status_code == 410
+    assert "ended" in refused.json()["detail"]
     assert not Upload.objects.exists()
     assert StoredFile.objects.filter(owner=alice).count() == 1
     assert end_if_due(made["id"]) is False  # the daemon finds nothing left to end
