@@ -7,9 +7,13 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from collect.models import NOTE_MAX_LENGTH
+from collect.serializers import MAX_BYTES_LIMIT, MAX_FILES_LIMIT
+from sharing.admin_quotas import parse_size
 from sharing.models import MAX_DOWNLOADS_LIMIT, MESSAGE_MAX_LENGTH, SharingPolicy, check_upload, format_duration
 
 CUSTOM = "custom"
@@ -136,6 +140,72 @@ class ShareForm(ExpiryForm):
     remind_before_expiry = forms.BooleanField(
         label=_("Email me a reminder before it expires"), required=False, initial=True
     )
+
+
+class SizeField(forms.CharField):
+    """A size typed as people write it ("10 MB", "1.5 GiB", a number of
+    bytes), as bytes; empty is None."""
+
+    def __init__(self, *, min_value: int, max_value: int, **kwargs):
+        super().__init__(**kwargs)
+        self.validators += [MinValueValidator(min_value), MaxValueValidator(max_value)]
+
+    def to_python(self, value) -> int | None:
+        text = super().to_python(value)
+        if not text:
+            return None
+        try:
+            if len(text) > 64:  # a float of 400 digits is infinite, not a size
+                raise ValidationError("too long")
+            return parse_size(text)
+        except ValidationError:
+            raise ValidationError(
+                _("Enter a size such as 500 MB, 10 GB or 1.5 GiB (or a number of bytes)."), code="invalid_size"
+            ) from None
+
+
+class UploadRequestForm(ExpiryForm):
+    """A new upload request: its deadline (as a share's), its words, its
+    limits and its password."""
+
+    lifetime = forms.ChoiceField(label=_("Takes files for"), widget=forms.RadioSelect)
+    title = forms.CharField(
+        label=_("Title"),
+        required=False,
+        max_length=200,
+        help_text=_("What you ask for, shown to whoever opens the link."),
+    )
+    note = forms.CharField(
+        label=_("Note to the uploader"),
+        required=False,
+        strip=False,
+        max_length=NOTE_MAX_LENGTH,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text=_("Shown on the request's page as plain text. Optional."),
+    )
+    password = forms.CharField(
+        label=_("Password"),
+        required=False,
+        strip=False,
+        max_length=1024,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+        help_text=_("Uploaders must type it before they can send files. Leave empty for none."),
+    )
+    max_files = forms.IntegerField(
+        label=_("File limit"),
+        required=False,
+        min_value=1,
+        max_value=MAX_FILES_LIMIT,
+        help_text=_("How many files it takes in all. Leave empty for no limit."),
+    )
+    max_bytes = SizeField(
+        label=_("Size limit"),
+        required=False,
+        min_value=1,
+        max_value=MAX_BYTES_LIMIT,
+        help_text=_("How much it takes in all, such as 500 MB or 2 GB. Leave empty for no limit."),
+    )
+    notify_by_email = forms.BooleanField(label=_("Email me when a file arrives"), required=False, initial=False)
 
 
 class MultipleFileInput(forms.ClearableFileInput):

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from web.views import auth, dashboard, files, shares, tokens
+from web.views import auth, dashboard, files, requests, shares, tokens
 
 app_name = "web"
 
@@ -14,6 +14,9 @@ urlpatterns = [
     path("files/", files.UploadView.as_view(), name="upload"),
     path("files/<int:pk>/delete/", files.FileDeleteView.as_view(), name="file-delete"),
     path("files/<int:pk>/share/", shares.ShareCreateView.as_view(), name="share-create"),
+    path("requests/", requests.RequestsView.as_view(), name="requests"),
+    path("requests/<int:pk>/close/", requests.RequestCloseView.as_view(), name="request-close"),
+    path("requests/<int:pk>/delete/", requests.RequestDeleteView.as_view(), name="request-delete"),
     path("shares/live/", dashboard.LiveSharesView.as_view(), name="shares-live"),
     path("shares/<int:pk>/", shares.ShareDetailView.as_view(), name="share"),
     path("shares/<int:pk>/expiry/", shares.ShareExpiryView.as_view(), name="share-expiry"),

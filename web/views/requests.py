@@ -1,0 +1,122 @@
+"""The owner's upload requests: the list (with what arrived through each)
+and the form that makes one, closing one, and deleting one.
+
+Every write is collect's (UploadRequest.create, close_request); whether a
+request is open is its own is_open, asked once per page at one clock.
+"""
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.contrib import messages
+from django.contrib.auth.mixins import LoginRequiredMixin
+from django.core.paginator import Paginator
+from django.db.models import Prefetch
+from django.shortcuts import get_object_or_404, redirect
+from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views import View
+from django.views.generic import TemplateView
+
+from collect.ending import close_request
+from collect.models import ReceivedFile, UploadRequest
+from collect.unlock import request_path
+from web.forms import UploadRequestForm
+from web.security import PageHeadersMixin
+from web.views.dashboard import PAGE_SIZE
+from web.views.shares import OwnerFormView
+
+# What an owner reads for each way a request ends (UploadRequest.EndReason).
+ENDINGS = {
+    UploadRequest.EndReason.EXPIRED: gettext_lazy("Ended at its deadline"),
+    UploadRequest.EndReason.CLOSED: gettext_lazy("Closed by you"),
+}
+
+
+@dataclass(frozen=True)
+class RequestRow:
+    request: UploadRequest
+    link: str
+    open: bool
+    ended: str
+    ended_at: datetime | None
+
+
+def request_row(http_request, upload_request: UploadRequest, now: datetime) -> RequestRow:
+    link = http_request.build_absolute_uri(request_path(upload_request))
+    if upload_request.is_open(now):
+        return RequestRow(upload_request, link, True, "", None)
+    # Past its deadline, not yet marked by the daemon: it ended at its deadline.
+    reason = upload_request.end_reason or UploadRequest.EndReason.EXPIRED
+    moment = upload_request.ended_at or upload_request.expires_at
+    return RequestRow(upload_request, link, False, str(ENDINGS[reason]), moment)
+
+
+def owned_request(request, pk) -> UploadRequest:
+    # Another user's request is a 404, the same as a missing one.
+    return get_object_or_404(UploadRequest, pk=pk, owner=request.user)
+
+
+class RequestsView(OwnerFormView):
+    """GET: the owner's requests, newest first, and the form; POST makes one."""
+
+    template_name = "web/requests.html"
+    form_class = UploadRequestForm
+
+    def get_context_data(self, **kwargs):
+        now = timezone.now()  # one clock for the whole page
+        arrivals = Prefetch("received", queryset=ReceivedFile.objects.order_by("started_at", "pk"))
+        requests = UploadRequest.objects.filter(owner=self.request.user).prefetch_related(arrivals)
+        page = Paginator(requests, PAGE_SIZE).get_page(self.request.GET.get("page"))
+        rows = [request_row(self.request, upload_request, now) for upload_request in page]
+        return super().get_context_data(request_page=page, rows=rows, **kwargs)
+
+    def form_valid(self, form):
+        data = form.cleaned_data
+        upload_request = UploadRequest.create(
+            owner=self.request.user,
+            expires_at=data["deadline"],
+            title=data["title"],
+            note=data["note"],
+            max_files=data["max_files"],
+            max_bytes=data["max_bytes"],
+            notify_by_email=data["notify_by_email"],
+            password=data["password"],
+        )
+        link = self.request.build_absolute_uri(request_path(upload_request))
+        messages.success(self.request, _("Your upload request is ready. Send this link: %(link)s") % {"link": link})
+        return redirect("web:requests")
+
+
+class RequestCloseView(LoginRequiredMixin, View):
+    """POST: the request takes no more files from now on."""
+
+    http_method_names = ["post"]
+
+    def post(self, request, pk):
+        upload_request = owned_request(request, pk)
+        if close_request(upload_request):
+            messages.success(request, _("The upload request is closed; its link takes no more files."))
+        else:
+            messages.info(request, _("This upload request had already ended."))
+        return redirect("web:requests")
+
+
+class RequestDeleteView(LoginRequiredMixin, PageHeadersMixin, TemplateView):
+    """GET asks for confirmation; POST closes the request, then deletes it
+    (the files that arrived through it stay the owner's)."""
+
+    template_name = "web/request_delete.html"
+
+    def get_context_data(self, **kwargs):
+        upload_request = owned_request(self.request, self.kwargs["pk"])
+        arrived = sum(received.arrived for received in upload_request.received.all())
+        return super().get_context_data(upload_request=upload_request, arrived=arrived, **kwargs)
+
+    def post(self, request, pk):
+        upload_request = owned_request(request, pk)
+        close_request(upload_request)
+        UploadRequest.objects.filter(pk=upload_request.pk).delete()
+        messages.success(request, _("Deleted the upload request; the files that arrived through it stay yours."))
+        return redirect("web:requests")
