@@ -5,7 +5,7 @@ from rest_framework import serializers
 
 from collect.models import NOTE_MAX_LENGTH, ReceivedFile, UploadRequest
 from collect.unlock import request_path
-from sharing.serializers import ExpiryInputSerializer, StrictBooleanField, StrictCharField
+from sharing.serializers import ExpiryInputSerializer, StrictBooleanField, StrictCharField, password_field
 
 MAX_FILES_LIMIT = 100_000
 MAX_BYTES_LIMIT = 2**62
@@ -83,14 +83,8 @@ class RequestTextSerializer(serializers.Serializer):
         help_text=f"A note shown to the uploader (plain text, at most {NOTE_MAX_LENGTH} characters).",
     )
     notify_by_email = StrictBooleanField(required=False, help_text="Email you when a file arrives.")
-    password = StrictCharField(
-        required=False,
-        write_only=True,
-        allow_blank=True,
-        trim_whitespace=False,
-        max_length=1024,
-        style={"input_type": "password"},
-        help_text="A password the uploader must give (stored hashed, never shown); an empty string removes it.",
+    password = password_field(
+        "A password the uploader must give (stored hashed, never shown); an empty string removes it."
     )
 
 

@@ -186,6 +186,20 @@ class StrictBooleanField(serializers.BooleanField):
         return data
 
 
+def password_field(help_text: str) -> StrictCharField:
+    """A link's password as a client sends it: a JSON string, kept as typed
+    (spaces count), at most 1024 characters, never shown back."""
+    return StrictCharField(
+        required=False,
+        write_only=True,
+        allow_blank=True,
+        trim_whitespace=False,
+        max_length=1024,
+        style={"input_type": "password"},
+        help_text=help_text,
+    )
+
+
 class LinkRulesSerializer(serializers.Serializer):
     """The optional download limit and password of a link."""
 
@@ -196,15 +210,7 @@ class LinkRulesSerializer(serializers.Serializer):
         max_value=MAX_DOWNLOADS_LIMIT,
         help_text="How many downloads the link allows in all; null or absent means unlimited.",
     )
-    password = StrictCharField(
-        required=False,
-        write_only=True,
-        allow_blank=True,
-        trim_whitespace=False,
-        max_length=1024,
-        style={"input_type": "password"},
-        help_text="A password the link asks for (stored hashed, never shown); an empty string removes it.",
-    )
+    password = password_field("A password the link asks for (stored hashed, never shown); an empty string removes it.")
 
 
 class ShareMessageSerializer(serializers.Serializer):
