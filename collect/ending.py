@@ -14,7 +14,7 @@ from functools import partial
 
 from django.db import transaction
 
-from collect.models import ReceivedFile, UploadRequest, open_q
+from collect.models import ReceivedFile, UploadRequest, open_q, unended_q
 from collect.signals import request_ended
 from sharing.models.state import locked_now
 from uploads.models import Upload, remove_upload
@@ -53,7 +53,7 @@ def deadlines_before(until) -> list[tuple[int, float]]:
     """(id, deadline as a timestamp) of the open requests due before
     `until`, for the expiry daemon's heap."""
     rows = (
-        UploadRequest.objects.filter(ended_at__isnull=True, expires_at__lt=until)
+        UploadRequest.objects.filter(unended_q(), expires_at__lt=until)
         .order_by("expires_at")
         .values_list("pk", "expires_at")
     )

@@ -34,10 +34,15 @@ def new_request_token() -> str:
 # as a method for a row in hand) and asked everywhere else.
 
 
+def unended_q() -> Q:
+    """Nobody has ended the request yet (its owner, or the daemon at its deadline)."""
+    return Q(ended_at__isnull=True)
+
+
 def open_q(now) -> Q:
     """A request accepts uploads, chunks and finishes until its deadline, or
     until its owner ends it."""
-    return Q(ended_at__isnull=True, expires_at__gt=now)
+    return unended_q() & Q(expires_at__gt=now)
 
 
 def room_q(length: int) -> Q:
@@ -51,7 +56,7 @@ class UploadRequestQuerySet(models.QuerySet):
     def due(self, now):
         """Requests past their deadline that nobody has ended yet: the
         expiry daemon ends them (collect.ending.end_if_due)."""
-        return self.filter(ended_at__isnull=True, expires_at__lte=now)
+        return self.filter(unended_q()).exclude(open_q(now))
 
 
 class UploadRequest(models.Model):
@@ -81,7 +86,7 @@ class UploadRequest(models.Model):
         ordering = ["-created_at", "-pk"]
         indexes = [
             # due(now) and the daemon's window: active requests by deadline.
-            models.Index(fields=["expires_at"], condition=Q(ended_at__isnull=True), name="request_active_expires_idx"),
+            models.Index(fields=["expires_at"], condition=unended_q(), name="request_active_expires_idx"),
             models.Index(fields=["owner", "-created_at"], name="request_owner_created_idx"),
         ]
         constraints = [

@@ -4,7 +4,7 @@ request's row locked, the time read then); ending removes the uploads still
 going through it. A request its owner closed first is left alone."""
 
 from collect.ending import deadlines_before, end_if_due
-from collect.models import UploadRequest
+from collect.models import UploadRequest, unended_q
 from expiry.rows import RowSchedule
 
 
@@ -18,7 +18,7 @@ class UploadRequests:
         return end_if_due(upload_request_id)
 
     def deadlines_of(self, upload_request_ids):
-        rows = UploadRequest.objects.filter(pk__in=upload_request_ids, ended_at__isnull=True)
+        rows = UploadRequest.objects.filter(unended_q(), pk__in=upload_request_ids)
         return [(pk, expires_at.timestamp()) for pk, expires_at in rows.values_list("pk", "expires_at")]
 
 
