@@ -163,10 +163,12 @@ def test_the_running_daemon_removes_an_upload_in_progress_at_the_requests_deadli
     assert partial_path(upload.pk).read_bytes() == b"01234"
     assert (fresh(upload_request).files_taken, StorageAccount.objects.get(pk=alice.pk).reserved_bytes) == (1, 10)
 
-    assert wait_until(lambda: not Upload.objects.filter(pk=upload.pk).exists(), 10)
+    # Its bytes are unlinked once the removal commits: a moment after its row is gone.
+    assert wait_until(
+        lambda: not Upload.objects.filter(pk=upload.pk).exists() and not partial_path(upload.pk).exists(), 10
+    )
     gone_at = timezone.now()
     assert (gone_at - upload_request.expires_at).total_seconds() < 2
-    assert not partial_path(upload.pk).exists()
     assert patch(uploader, path, 5, b"56789").status_code in (404, 410)
     assert StorageAccount.objects.get(pk=alice.pk).reserved_bytes == 0
     assert wait_until(lambda: ended(upload_request), 5)
