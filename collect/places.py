@@ -17,7 +17,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from collect.models import ReceivedFile, UploadRequest, open_q, room_q
-from collect.signals import file_received
+from collect.signals import file_arriving, file_received
 from sharing.models.state import locked_now
 
 
@@ -90,6 +90,7 @@ def mark_arrived(received: ReceivedFile, stored) -> None:
     listens hears of it once that commits."""
     received.finished_at, received.file = timezone.now(), stored
     ReceivedFile.objects.filter(pk=received.pk).update(finished_at=received.finished_at, file=stored)
+    file_arriving.send(sender=ReceivedFile, received=received)
     transaction.on_commit(
         partial(file_received.send, sender=ReceivedFile, upload_request_id=received.request_id, received_id=received.pk)
     )

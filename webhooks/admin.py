@@ -84,6 +84,8 @@ class WebhookDeliveryAdmin(admin.ModelAdmin):
 
     @admin.display(description="event", ordering="event__kind")
     def kind(self, delivery):
+        if delivery.event is None:
+            return delivery.payload["type"]
         return delivery.event.get_kind_display()
 
     @admin.action(description="Retry now (pending deliveries become due, claims cleared)")

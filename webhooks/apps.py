@@ -7,4 +7,4 @@ class WebhooksConfig(AppConfig):
     verbose_name = "Webhooks"
 
     def ready(self):
-        from webhooks import outbox  # noqa: F401  (connects the outbox to share_events_saved)
+        from webhooks import arrivals, outbox  # noqa: F401  (connect the outbox and the arrivals to their signals)

@@ -43,7 +43,7 @@ class WebhookEndpoint(models.Model):
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="webhook_endpoints")
     url = models.URLField(max_length=2000)
-    events = models.JSONField(help_text="The ShareEvent kinds sent to this endpoint.")
+    events = models.JSONField(help_text="The event kinds sent to this endpoint (valid_event_kinds).")
     secret = models.CharField(max_length=100, default=new_secret, editable=False)
     state = models.CharField(max_length=8, choices=State.choices, default=State.ACTIVE)
     failing_since = models.DateTimeField(null=True, blank=True)
@@ -70,9 +70,11 @@ class WebhookEndpoint(models.Model):
 class WebhookDelivery(models.Model):
     # No single-column index: webhookdelivery_share_idx starts with endpoint.
     endpoint = models.ForeignKey(WebhookEndpoint, on_delete=models.CASCADE, related_name="deliveries", db_index=False)
-    event = models.ForeignKey(ShareEvent, on_delete=models.CASCADE, related_name="+")
+    # The share's event it carries; NULL (and so share_id) for an event that
+    # is not a share's, whose body is in `payload` from the start.
+    event = models.ForeignKey(ShareEvent, on_delete=models.CASCADE, related_name="+", null=True, blank=True)
     # The event's share: per-share order is kept on (endpoint, share_id).
-    share_id = models.BigIntegerField()
+    share_id = models.BigIntegerField(null=True, blank=True)
     webhook_id = models.CharField(max_length=64, unique=True)
     # The body as first sent, kept so every retry sends the same bytes.
     payload = models.JSONField(null=True, blank=True)
@@ -112,5 +114,10 @@ class WebhookDelivery(models.Model):
         )
 
 
+# An event that is not a share's (webhooks.arrivals): its deliveries carry
+# their body from the start and no ShareEvent.
+FILE_RECEIVED = "upload_request.file_received"
+
+
 def valid_event_kinds() -> list[str]:
-    return [str(kind) for kind in ShareEvent.Kind.values]
+    return [str(kind) for kind in ShareEvent.Kind.values] + [FILE_RECEIVED]

@@ -34,7 +34,8 @@ class WebhookEndpointSerializer(serializers.ModelSerializer):
     )
     events = EventKindsField(
         allow_empty=False,
-        help_text='The share event kinds to send, e.g. ["expired", "downloaded"].',
+        help_text='The event kinds to send: share event kinds, e.g. ["expired", "downloaded"], and '
+        '"upload_request.file_received" (a file arrived through one of your upload requests).',
     )
     state = serializers.ChoiceField(
         choices=WebhookEndpoint.State.choices,
