@@ -27,6 +27,14 @@ def close_request(upload_request: UploadRequest) -> bool:
     return _end(upload_request.pk, UploadRequest.EndReason.CLOSED)
 
 
+def delete_request(upload_request: UploadRequest) -> None:
+    """The owner ends a request (if open) and forgets it, in one
+    transaction; the files that arrived through it stay theirs."""
+    with transaction.atomic():
+        _end(upload_request.pk, UploadRequest.EndReason.CLOSED)
+        UploadRequest.objects.filter(pk=upload_request.pk).delete()
+
+
 def end_if_due(upload_request_id: int) -> bool:
     """The daemon ends a request whose deadline has passed (the one `due`
     rule, at the time read once its row is locked); False if it was not due

@@ -10,6 +10,7 @@ the owner's StoredFile when the upload finishes.
 """
 
 import secrets
+from datetime import datetime
 from functools import partial
 
 from django.conf import settings
@@ -17,6 +18,7 @@ from django.contrib.auth import hashers
 from django.db import models, transaction
 from django.db.models import F, Q
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from collect.signals import request_created
 from sharing.models import StoredFile
@@ -24,6 +26,9 @@ from sharing.models import StoredFile
 TOKEN_BYTES = 16
 TOKEN_PATTERN = r"[A-Za-z0-9_-]{22}"
 NOTE_MAX_LENGTH = 1000
+# The largest limits an owner may set (their fields are checked against them).
+MAX_FILES_LIMIT = 100_000
+MAX_BYTES_LIMIT = 2**62
 
 
 def new_request_token() -> str:
@@ -61,8 +66,8 @@ class UploadRequestQuerySet(models.QuerySet):
 
 class UploadRequest(models.Model):
     class EndReason(models.TextChoices):
-        EXPIRED = "expired", "Reached its deadline"
-        CLOSED = "closed", "Closed by its owner"
+        EXPIRED = "expired", _("Reached its deadline")
+        CLOSED = "closed", _("Closed by its owner")
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="upload_requests")
     token = models.CharField(max_length=64, unique=True, editable=False, default=new_request_token)
@@ -108,7 +113,7 @@ class UploadRequest(models.Model):
         return self.title or f"Upload request {self.pk}"
 
     @classmethod
-    def create(cls, *, owner, expires_at, password: str = "", **fields) -> "UploadRequest":
+    def create_for(cls, *, owner, expires_at, password: str = "", **fields) -> "UploadRequest":
         """A new open request; the expiry daemon hears of its deadline once it commits."""
         upload_request = cls(owner=owner, expires_at=expires_at, **fields)
         upload_request.set_password(password)
@@ -122,6 +127,16 @@ class UploadRequest(models.Model):
     def is_open(self, now) -> bool:
         """open_q for this row (tests/test_collect_rules.py: they agree)."""
         return self.ended_at is None and self.expires_at > now
+
+    def how_it_ended(self, now) -> tuple[str, datetime] | None:
+        """(end reason, when) of a request no longer open at `now`, None while
+        open. One past its deadline that the daemon has not stamped yet ended
+        at its deadline: the clock decides, not the daemon."""
+        if self.is_open(now):
+            return None
+        if self.ended_at is not None:
+            return self.end_reason, self.ended_at
+        return self.EndReason.EXPIRED, self.expires_at
 
     @property
     def has_password(self) -> bool:

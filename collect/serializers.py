@@ -3,12 +3,9 @@
 from django.utils import timezone
 from rest_framework import serializers
 
-from collect.models import NOTE_MAX_LENGTH, ReceivedFile, UploadRequest
+from collect.models import MAX_BYTES_LIMIT, MAX_FILES_LIMIT, NOTE_MAX_LENGTH, ReceivedFile, UploadRequest
 from collect.unlock import request_path
 from sharing.serializers import ExpiryInputSerializer, StrictBooleanField, StrictCharField, password_field
-
-MAX_FILES_LIMIT = 100_000
-MAX_BYTES_LIMIT = 2**62
 
 
 class ReceivedFileSerializer(serializers.ModelSerializer):
@@ -65,12 +62,21 @@ class UploadRequestSerializer(serializers.ModelSerializer):
         return request.build_absolute_uri(path) if request is not None else path
 
     def get_state(self, upload_request: UploadRequest) -> str:
-        return "open" if upload_request.is_open(timezone.now()) else "ended"
+        return "open" if self.ending(upload_request) is None else "ended"
 
     def to_representation(self, instance):
         data = super().to_representation(instance)
-        data["end_reason"] = data["end_reason"] or None
+        ending = self.ending(instance)
+        data["end_reason"], data["ended_at"] = (None, None) if ending is None else (ending[0], self.moment(ending[1]))
         return data
+
+    def ending(self, upload_request: UploadRequest):
+        """how_it_ended at the one time this answer is judged by."""
+        now = self.context.setdefault("now", timezone.now())
+        return upload_request.how_it_ended(now)
+
+    def moment(self, value) -> str:
+        return serializers.DateTimeField().to_representation(value)
 
 
 class RequestTextSerializer(serializers.Serializer):
@@ -106,7 +112,7 @@ class UploadRequestCreateSerializer(ExpiryInputSerializer, RequestTextSerializer
 
     def create(self, validated_data):
         fields = {name: validated_data[name] for name in CREATE_FIELDS if name in validated_data}
-        return UploadRequest.create(owner=validated_data["owner"], expires_at=validated_data["deadline"], **fields)
+        return UploadRequest.create_for(owner=validated_data["owner"], expires_at=validated_data["deadline"], **fields)
 
 
 CREATE_FIELDS = ["title", "note", "max_files", "max_bytes", "notify_by_email", "password"]

@@ -7,7 +7,7 @@ from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from collect.ending import close_request
+from collect.ending import close_request, delete_request
 from collect.models import ReceivedFile, UploadRequest, open_q
 from collect.serializers import (
     UploadRequestCreateSerializer,
@@ -111,9 +111,7 @@ class UploadRequestViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, vie
         return Response(self.shown(self.get_object()))
 
     def destroy(self, request, pk=None):
-        upload_request = self.get_object()
-        close_request(upload_request)
-        UploadRequest.objects.filter(pk=upload_request.pk).delete()
+        delete_request(self.get_object())
         return Response(status=204)
 
     def shown(self, upload_request: UploadRequest) -> dict:

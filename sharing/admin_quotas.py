@@ -8,6 +8,7 @@ from django import forms
 from django.contrib import admin
 from django.core.exceptions import ValidationError
 from django.template.defaultfilters import filesizeformat
+from django.utils.translation import gettext as _
 
 from sharing.models import SharingPolicy, StorageAccount
 
@@ -23,7 +24,8 @@ UNITS = {
     "gib": 1024**3,
     "tib": 1024**4,
 }
-SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*")
+# At most 30 digits each side: a longer number is no size (and as a float, infinite).
+SIZE = re.compile(r"\s*(\d{1,30}(?:\.\d{1,30})?)\s*([a-zA-Z]*)\s*")
 
 
 def parse_size(text: str) -> int:
@@ -31,7 +33,7 @@ def parse_size(text: str) -> int:
     match = SIZE.fullmatch(text)
     if match is None or match[2].lower() not in UNITS:
         raise ValidationError(
-            "Give a size such as 500 MB, 10 GB or 1.5 GiB (or a number of bytes).", code="invalid_size"
+            _("Enter a size such as 500 MB, 10 GB or 1.5 GiB (or a number of bytes)."), code="invalid_size"
         )
     return int(float(match[1]) * UNITS[match[2].lower()])
 

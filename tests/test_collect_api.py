@@ -258,3 +258,13 @@ def test_a_lifetime_past_the_policys_maximum_is_a_400_naming_it(alice_client):
     response = alice_client.post("/api/upload-requests/", {"expires_in": 86400000000000}, format="json")
     assert response.status_code == 400
     assert "expires_in" in response.json()
+
+
+def test_a_request_past_its_deadline_reads_ended_at_it_before_the_daemon_stamps_it(alice_client):
+    made = make_request(alice_client)
+    deadline = timezone.now() - timedelta(seconds=1)
+    UploadRequest.objects.filter(pk=made["id"]).update(expires_at=deadline)
+    shown = alice_client.get(f"/api/upload-requests/{made['id']}/").json()
+    assert (shown["state"], shown["end_reason"]) == ("ended", "expired")
+    assert shown["ended_at"] == shown["expires_at"]
+    assert UploadRequest.objects.get(pk=made["id"]).ended_at is None  # the clock decided, not a write

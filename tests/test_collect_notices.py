@@ -25,7 +25,7 @@ def sent_mail() -> list:
 
 
 def request_of(owner, **fields) -> UploadRequest:
-    return UploadRequest.create(owner=owner, expires_at=timezone.now() + timedelta(hours=1), **fields)
+    return UploadRequest.create_for(owner=owner, expires_at=timezone.now() + timedelta(hours=1), **fields)
 
 
 def send_by_tus(upload_request: UploadRequest, data: bytes, name: str) -> int:

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.django_db
 
 
 def request_of(owner, **fields) -> UploadRequest:
-    return UploadRequest.create(owner=owner, expires_at=timezone.now() + timedelta(hours=1), **fields)
+    return UploadRequest.create_for(owner=owner, expires_at=timezone.now() + timedelta(hours=1), **fields)
 
 
 def page(upload_request: UploadRequest) -> str:

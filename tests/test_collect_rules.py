@@ -13,7 +13,7 @@ pytestmark = pytest.mark.django_db
 
 
 def new_request(owner, **fields) -> UploadRequest:
-    return UploadRequest.create(owner=owner, expires_at=timezone.now() + timedelta(hours=1), **fields)
+    return UploadRequest.create_for(owner=owner, expires_at=timezone.now() + timedelta(hours=1), **fields)
 
 
 @pytest.mark.parametrize("offset", [timedelta(microseconds=-1), timedelta(0), timedelta(microseconds=1)])

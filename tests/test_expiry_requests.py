@@ -26,7 +26,7 @@ T0 = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
 
 
 def new_request(owner, seconds: float, **fields) -> UploadRequest:
-    return UploadRequest.create(owner=owner, expires_at=timezone.now() + timedelta(seconds=seconds), **fields)
+    return UploadRequest.create_for(owner=owner, expires_at=timezone.now() + timedelta(seconds=seconds), **fields)
 
 
 def fresh(upload_request: UploadRequest) -> UploadRequest:

@@ -129,9 +129,10 @@ def test_the_admin_sets_quotas_as_sizes(admin_user, alice):
         "ended_retention": "30 00:00:00",
         "reminder_lead": "1 00:00:00",
     }
-    refused = admin.post(url, {**form, "default_quota_bytes": "ten gigs"})
-    assert refused.status_code == 200
-    assert "Give a size such as 500 MB" in refused.content.decode()
+    for wrong in ("ten gigs", "9" * 400):  # the second once overflowed float -> int: a 500
+        refused = admin.post(url, {**form, "default_quota_bytes": wrong})
+        assert refused.status_code == 200
+        assert "Enter a size such as 500 MB" in refused.content.decode()
     assert admin.post(url, {**form, "default_quota_bytes": "10 GB"}).status_code == 302
     assert SharingPolicy.current().default_quota_bytes == 10 * 1000**3
 

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db
 
 
 def request_of(owner, hours: float = 1, **fields) -> UploadRequest:
-    return UploadRequest.create(owner=owner, expires_at=timezone.now() + timedelta(hours=hours), **fields)
+    return UploadRequest.create_for(owner=owner, expires_at=timezone.now() + timedelta(hours=hours), **fields)
 
 
 def create(client, **fields):

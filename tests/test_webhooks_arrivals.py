@@ -28,7 +28,7 @@ def receiver():
 
 
 def request_of(owner) -> UploadRequest:
-    return UploadRequest.create(owner=owner, expires_at=timezone.now() + timedelta(hours=1), title="Scans")
+    return UploadRequest.create_for(owner=owner, expires_at=timezone.now() + timedelta(hours=1), title="Scans")
 
 
 def test_an_arrival_is_delivered_signed_to_the_endpoints_that_want_it(alice, bob, receiver, settings):

@@ -11,9 +11,8 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from collect.models import NOTE_MAX_LENGTH
-from collect.serializers import MAX_BYTES_LIMIT, MAX_FILES_LIMIT
-from sharing.admin_quotas import parse_size
+from collect.models import MAX_BYTES_LIMIT, MAX_FILES_LIMIT, NOTE_MAX_LENGTH
+from sharing.admin_quotas import ByteSizeField
 from sharing.models import MAX_DOWNLOADS_LIMIT, MESSAGE_MAX_LENGTH, SharingPolicy, check_upload, format_duration
 
 CUSTOM = "custom"
@@ -142,26 +141,13 @@ class ShareForm(ExpiryForm):
     )
 
 
-class SizeField(forms.CharField):
+class SizeField(ByteSizeField):
     """A size typed as people write it ("10 MB", "1.5 GiB", a number of
-    bytes), as bytes; empty is None."""
+    bytes), as bytes, within bounds; empty is None."""
 
     def __init__(self, *, min_value: int, max_value: int, **kwargs):
         super().__init__(**kwargs)
         self.validators += [MinValueValidator(min_value), MaxValueValidator(max_value)]
-
-    def to_python(self, value) -> int | None:
-        text = super().to_python(value)
-        if not text:
-            return None
-        try:
-            if len(text) > 64:  # a float of 400 digits is infinite, not a size
-                raise ValidationError("too long")
-            return parse_size(text)
-        except ValidationError:
-            raise ValidationError(
-                _("Enter a size such as 500 MB, 10 GB or 1.5 GiB (or a number of bytes)."), code="invalid_size"
-            ) from None
 
 
 class UploadRequestForm(ExpiryForm):

@@ -41,7 +41,7 @@ def small_chunks(settings):
 
 
 def request_of(owner, seconds: float = 3600, **fields) -> UploadRequest:
-    return UploadRequest.create(owner=owner, expires_at=timezone.now() + timedelta(seconds=seconds), **fields)
+    return UploadRequest.create_for(owner=owner, expires_at=timezone.now() + timedelta(seconds=seconds), **fields)
 
 
 def link_of(upload_request: UploadRequest) -> str:

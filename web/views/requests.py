@@ -1,7 +1,8 @@
 """The owner's upload requests: the list (with what arrived through each)
 and the form that makes one, closing one, and deleting one.
 
-Every write is collect's (UploadRequest.create, close_request); whether a
+Every write is collect's (UploadRequest.create_for, close_request,
+delete_request); whether a
 request is open is its own is_open, asked once per page at one clock.
 """
 
@@ -19,7 +20,7 @@ from django.utils.translation import gettext_lazy
 from django.views import View
 from django.views.generic import TemplateView
 
-from collect.ending import close_request
+from collect.ending import close_request, delete_request
 from collect.models import ReceivedFile, UploadRequest
 from collect.unlock import request_path
 from web.forms import UploadRequestForm
@@ -45,11 +46,10 @@ class RequestRow:
 
 def request_row(http_request, upload_request: UploadRequest, now: datetime) -> RequestRow:
     link = http_request.build_absolute_uri(request_path(upload_request))
-    if upload_request.is_open(now):
+    ending = upload_request.how_it_ended(now)
+    if ending is None:
         return RequestRow(upload_request, link, True, "", None)
-    # Past its deadline, not yet marked by the daemon: it ended at its deadline.
-    reason = upload_request.end_reason or UploadRequest.EndReason.EXPIRED
-    moment = upload_request.ended_at or upload_request.expires_at
+    reason, moment = ending
     return RequestRow(upload_request, link, False, str(ENDINGS[reason]), moment)
 
 
@@ -74,7 +74,7 @@ class RequestsView(OwnerFormView):
 
     def form_valid(self, form):
         data = form.cleaned_data
-        upload_request = UploadRequest.create(
+        upload_request = UploadRequest.create_for(
             owner=self.request.user,
             expires_at=data["deadline"],
             title=data["title"],
@@ -115,8 +115,6 @@ class RequestDeleteView(LoginRequiredMixin, PageHeadersMixin, TemplateView):
         return super().get_context_data(upload_request=upload_request, arrived=arrived, **kwargs)
 
     def post(self, request, pk):
-        upload_request = owned_request(request, pk)
-        close_request(upload_request)
-        UploadRequest.objects.filter(pk=upload_request.pk).delete()
+        delete_request(owned_request(request, pk))
         messages.success(request, _("Deleted the upload request; the files that arrived through it stay yours."))
         return redirect("web:requests")
