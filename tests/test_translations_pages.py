@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 from freezegun import freeze_time
 
+from collect.models import UploadRequest
 from sharing.models import Share
 
 pytestmark = pytest.mark.django_db
@@ -64,6 +65,7 @@ OWNER_PAGES = [
         ["Cela met fin à 1 lien actif.", "Supprimer le fichier"],
         ["This ends 1 live link.", "Delete the file"],
     ),
+    ("/requests/", ["Demander des fichiers", "Créer la demande"], ["Ask for files", "Create the request"]),
     ("/account/password/", ["Changer de mot de passe"], ["Change password"]),
     ("/account/password/done/", ["Votre mot de passe a été changé."], ["Your password has been changed."]),
     ("/account/token/", ["Vous n’avez pas de jeton d’API."], ["You have no API token."]),
@@ -261,3 +263,22 @@ def test_a_refusal_for_scripts_is_in_their_language(alice, shared_file):
     assert Client().get(reverse("public-share", args=[share.token])).content.decode() == (
         "This link has been unshared.\n"
     )
+
+
+def test_an_upload_requests_pages_speak_the_uploaders_language(alice):
+    asking = UploadRequest.create_for(owner=alice, expires_at=timezone.now() + timedelta(hours=1), max_files=2)
+    page = f"/r/{asking.token}/"
+    assert_in_language(
+        get(Client(), page, FRENCH),
+        "fr",
+        ["alice vous demande des fichiers.", "Fichiers encore acceptés"],
+        ["asks you"],
+    )
+    locked = UploadRequest.create_for(owner=alice, expires_at=timezone.now() + timedelta(hours=1), password="pw")
+    wrong = Client().post(f"/r/{locked.token}/", {"password": "no"}, HTTP_ACCEPT_LANGUAGE=FRENCH)
+    assert wrong.status_code == 403
+    assert_in_language(wrong, "fr", ["protégée par un mot de passe", "Mot de passe incorrect"], ["Wrong password"])
+    UploadRequest.objects.filter(pk=asking.pk).update(expires_at=timezone.now())
+    ended = get(Client(), page, FRENCH)
+    assert ended.status_code == 410
+    assert_in_language(ended, "fr", ["Cette demande de fichiers a pris fin"], ["has ended"])
