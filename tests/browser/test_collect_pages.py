@@ -181,6 +181,8 @@ def test_every_request_page_passes_axe(anon_context, alice, make_file, viewport)
         expect(page.get_by_role("heading", name=heading)).to_be_visible()
         fits_the_width(page)
         axe_check(page)
+        if path == link_of(shown) and viewport == PHONE:
+            save_screenshot(page, "collect-request-page-phone")
     no_csp_violations(page)
 
     owner = anon_context(viewport=viewport).new_page()
