@@ -16,7 +16,7 @@ from collect.models import ReceivedFile, UploadRequest
 from sharing.models import SharingPolicy, StorageAccount, StoredFile
 from tests.helpers import in_threads, wait_until
 from tests.test_collect_api import endpoint, make_request
-from tests.test_uploads_support import create, metadata, patch, path_of, upload_id
+from tests.test_uploads_support import TUS, create, metadata, patch, path_of, upload_id
 from uploads.models import Upload, partial_dir
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -91,7 +91,8 @@ BODY = b"0123456789"
 DEADLOCK = (
     "deadlock on PostgreSQL: ending a request removes its uploads one by one, holding the owner's storage "
     "account (the first one's space given back) while it waits for the next upload's row, which a finisher "
-    "holds while it waits for the account (quotas.charge); PostgreSQL aborts one of them: a 500"
+    "(quotas.charge) or a terminator (quotas.release) holds while it waits for the account; PostgreSQL "
+    "aborts one of them: a 500"
 )
 
 
@@ -209,17 +210,26 @@ def _closing(work) -> None:
         connection.close()
 
 
+# What an uploader may do to another upload of the request while the close
+# removes them: each takes its upload's row, then the owner's storage account.
+OTHER_WRITERS = {
+    "finish": lambda path: patch(uploader(), path, 0, BODY),  # the last chunk: stored, charged
+    "terminate": lambda path: uploader().delete(path, **TUS),  # removed, its space given back
+}
+
+
 @pytest.mark.postgres
 @pytest.mark.xfail(strict=True, reason=DEADLOCK)
-def test_closing_while_one_of_its_uploads_finishes_does_not_deadlock(alice, alice_client):
+@pytest.mark.parametrize("other", OTHER_WRITERS)
+def test_closing_while_an_uploader_finishes_or_terminates_another_upload_does_not_deadlock(alice, alice_client, other):
     """The owner's storage account is busy (another of her transactions);
     the close has removed the newest upload and waits to give its space
-    back; the older upload's last chunk comes and its finish waits to be
-    charged. When the account is free both must go through."""
+    back; meanwhile an uploader finishes (or terminates) the older upload
+    and waits for the account too. When it is free both must go through."""
     if connection.vendor != "postgresql":
         pytest.skip("needs PostgreSQL: on SQLite the close holds the one write lock until it commits")
     made = make_request(alice_client)
-    finishing = path_of(create(APIClient(), len(BODY), metadata(filename="b.bin"), endpoint=endpoint(made)))
+    older = path_of(create(APIClient(), len(BODY), metadata(filename="b.bin"), endpoint=endpoint(made)))
     create(APIClient(), len(BODY), metadata(filename="a.bin"), endpoint=endpoint(made))  # the newest: removed first
     locked, release, answers = threading.Event(), threading.Event(), {}
 
@@ -234,22 +244,22 @@ def test_closing_while_one_of_its_uploads_finishes_does_not_deadlock(alice, alic
         owner.force_authenticate(alice)
         answers["close"] = answered(lambda: owner.post(f"/api/upload-requests/{made['id']}/close/"))
 
-    def finish():
-        answers["finish"] = answered(lambda: patch(uploader(), finishing, 0, BODY))
+    def write():
+        answers[other] = answered(lambda: OTHER_WRITERS[other](older))
 
-    holder, closer, finisher = (threading.Thread(target=_closing, args=(work,)) for work in (hold, close, finish))
+    holder, closer, writer = (threading.Thread(target=_closing, args=(work,)) for work in (hold, close, write))
     holder.start()
     try:
         assert locked.wait(10)
         closer.start()
         assert wait_until(lambda: waiting_for_a_lock(StorageAccount) == 1, 10), "the close did not wait"
-        finisher.start()
-        assert wait_until(lambda: waiting_for_a_lock(StorageAccount) == 2, 10), "the finish did not wait"
+        writer.start()
+        assert wait_until(lambda: waiting_for_a_lock(StorageAccount) == 2, 10), f"the {other} did not wait"
     finally:
         release.set()
-        for thread in (holder, closer, finisher):
+        for thread in (holder, closer, writer):
             thread.join(30)
     assert answers["close"] == 200, answers
-    assert answers["finish"] in (204, 404, 410), answers
+    assert answers[other] in (204, 404, 410), answers
     assert not Upload.objects.exists()
     assert account(alice).reserved_bytes == 0
