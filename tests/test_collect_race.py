@@ -6,18 +6,20 @@ going through it, and nothing finishing after the close."""
 
 import threading
 import time
+from datetime import timedelta
 
 import pytest
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from collect.ending import end_if_due
 from collect.models import ReceivedFile, UploadRequest
 from sharing.models import SharingPolicy, StorageAccount, StoredFile
 from tests.helpers import in_threads, wait_until
 from tests.test_collect_api import endpoint, make_request
 from tests.test_uploads_support import TUS, create, metadata, patch, path_of, upload_id
-from uploads.models import Upload, partial_dir
+from uploads.models import Upload, partial_dir, remove_if_due
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -263,3 +265,58 @@ def test_closing_while_an_uploader_finishes_or_terminates_another_upload_does_no
     assert answers[other] in (204, 404, 410), answers
     assert not Upload.objects.exists()
     assert account(alice).reserved_bytes == 0
+
+
+@pytest.mark.postgres
+@pytest.mark.xfail(strict=True, reason=DEADLOCK)
+def test_two_daemons_ending_a_request_and_removing_its_upload_at_their_one_deadline_do_not_deadlock(
+    alice, alice_client
+):
+    """On PostgreSQL every expiry daemon works at once: at the request's
+    deadline (its uploads' too: ends_by) one ends the request while
+    another removes one of its uploads, the owner's account busy meanwhile."""
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL: on SQLite one daemon works at a time (the lease), and one writer")
+    made = make_request(alice_client)
+    older = upload_id(path_of(create(APIClient(), len(BODY), metadata(filename="b.bin"), endpoint=endpoint(made))))
+    create(APIClient(), len(BODY), metadata(filename="a.bin"), endpoint=endpoint(made))  # the newest: removed first
+    past = timezone.now() - timedelta(seconds=1)
+    UploadRequest.objects.filter(pk=made["id"]).update(expires_at=past)
+    Upload.objects.update(expires_at=past, ends_by=past)
+    locked, release, outcomes = threading.Event(), threading.Event(), {}
+
+    def hold():
+        with transaction.atomic():
+            list(StorageAccount.objects.select_for_update().filter(pk=alice.pk))
+            locked.set()
+            release.wait(30)
+
+    def outcome(name, step):
+        try:
+            outcomes[name] = step()
+        except DatabaseError as error:
+            outcomes[name] = str(error).splitlines()[0]
+
+    def end():
+        outcome("end", lambda: end_if_due(made["id"]))
+
+    def remove():
+        outcome("remove", lambda: remove_if_due(older))
+
+    holder, ender, remover = (threading.Thread(target=_closing, args=(work,)) for work in (hold, end, remove))
+    holder.start()
+    try:
+        assert locked.wait(10)
+        ender.start()
+        assert wait_until(lambda: waiting_for_a_lock(StorageAccount) == 1, 10), "the end did not wait"
+        remover.start()
+        assert wait_until(lambda: waiting_for_a_lock(StorageAccount) == 2, 10), "the removal did not wait"
+    finally:
+        release.set()
+        for thread in (holder, ender, remover):
+            thread.join(30)
+    assert outcomes["end"] is True, outcomes
+    assert outcomes["remove"] in (True, False), outcomes
+    assert not Upload.objects.exists()
+    assert account(alice).reserved_bytes == 0
+    assert places(made) == (0, 0)
