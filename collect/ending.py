@@ -1,7 +1,8 @@
 """How an upload request ends: at its deadline (the expiry daemon) or when
 its owner closes it, by one path.
 
-Ending stamps the request with the time read once its row is locked, and
+Ending stamps the request with the time read once its row and the rows of
+its uploads are locked (in that order, the order every path takes), and
 removes every upload made through it that is still there: an unfinished
 one with its bytes (a request writing to it finds its claim gone and is
 refused), a finished one's row only (its file is the owner's). The uploads'
@@ -45,12 +46,17 @@ def end_if_due(upload_request_id: int) -> bool:
 def _end(upload_request_id: int, reason: str) -> bool:
     with transaction.atomic():
         rows = UploadRequest.objects.filter(pk=upload_request_id)
-        now = locked_now(rows)
+        locked_now(rows)  # first, as every path does (collect.places.lock_request_of)
+        # Then every upload made through it, before the time is read: a
+        # finish that holds one commits first, and finished before the end.
+        made_here = Upload.objects.filter(
+            pk__in=ReceivedFile.objects.filter(request_id=upload_request_id).values("upload_id")
+        )
+        now = locked_now(made_here)
         which = rows.due(now) if reason == UploadRequest.EndReason.EXPIRED else rows.filter(open_q(now))
         if not which.update(ended_at=now, end_reason=reason):
             return False
-        upload_ids = ReceivedFile.objects.filter(request_id=upload_request_id).values("upload_id")
-        for upload in Upload.objects.filter(pk__in=upload_ids):
+        for upload in made_here:
             remove_upload(upload)
         transaction.on_commit(partial(request_ended.send, sender=UploadRequest, upload_request_id=upload_request_id))
     logger.info("upload request %s ended (%s)", upload_request_id, reason)

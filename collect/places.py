@@ -72,6 +72,15 @@ def why_not(upload_request: UploadRequest | None, now, length: int) -> Exception
     )
 
 
+def lock_request_of(upload_id: str) -> None:
+    """Lock the request an upload was made through (if any), before the
+    upload's row: locks are taken request, then uploads, then the owner's
+    storage account, by every path (creating, finishing, removing, ending),
+    so none waits for a row another holds while it waits for one of its own."""
+    made_through = ReceivedFile.objects.filter(upload_id=upload_id).values("request_id")
+    locked_now(UploadRequest.objects.filter(pk__in=made_through))
+
+
 def give_back(upload_id: str) -> bool:
     """Inside the transaction that removed an unfinished upload: its place is
     free again, and its record goes. Once: the record is deleted here."""

@@ -3,8 +3,13 @@
 from django.dispatch import receiver
 
 from collect.models import ReceivedFile
-from collect.places import give_back, mark_arrived
-from uploads.signals import upload_finished, upload_removed
+from collect.places import give_back, lock_request_of, mark_arrived
+from uploads.signals import upload_finished, upload_removed, upload_removing
+
+
+@receiver(upload_removing, dispatch_uid="collect.lock_first")
+def lock_the_request_first(sender, upload_id, **kwargs):
+    lock_request_of(upload_id)
 
 
 @receiver(upload_removed, dispatch_uid="collect.give_back")

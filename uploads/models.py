@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from sharing.models import StoredFile, quotas
 from sharing.models.state import locked_now
-from uploads.signals import upload_removed
+from uploads.signals import upload_removed, upload_removing
 
 # 16 random bytes: 128 bits, as 22 URL-safe characters. The id is the
 # upload's public name; guessing another's is hopeless, and it would answer
@@ -172,6 +172,7 @@ def remove_upload(upload: Upload) -> None:
     does unlinking a file that is gone. A request still writing to it finds
     its claim gone and stops (uploads.writing)."""
     with transaction.atomic():
+        upload_removing.send(sender=Upload, upload_id=upload.pk)
         locked_now(Upload.objects.filter(pk=upload.pk))
         _delete_locked(upload.pk)
 
@@ -181,6 +182,7 @@ def remove_if_due(upload_id: str) -> bool:
     one rule, UploadQuerySet.due) at the time read once its row is locked,
     so one renewed by a chunk meanwhile stays. Return whether it went."""
     with transaction.atomic():
+        upload_removing.send(sender=Upload, upload_id=upload_id)
         now = locked_now(Upload.objects.filter(pk=upload_id))
         if not Upload.objects.filter(pk=upload_id).due(now).exists():
             return False
