@@ -24,7 +24,8 @@ urlpatterns = [
     path("api/", include(upload_urlpatterns)),
     path("api/", include(request_urlpatterns)),
     # Last under /api/: anything the API does not name is a JSON 404.
-    re_path(r"^api(?:/(?P<rest>.*))?$", api_not_found, name="api-not-found"),
+    # (?s:.*) and \Z: a path with a line break in it is the API's too.
+    re_path(r"^api(?:/(?P<rest>(?s:.*)))?\Z", api_not_found, name="api-not-found"),
     # Clients that ask without reading the pages' <link rel="icon">.
     path("favicon.ico", lambda request: HttpResponsePermanentRedirect(static("favicon.svg"))),
     # POST /i18n/setlang/: the language switcher's form (Django's set_language).

@@ -35,3 +35,11 @@ def test_an_unknown_api_url_is_json_even_for_a_session_without_its_csrf_token(al
     response = client.delete("/api/webhooks/0.5/")
     assert response.status_code == 404
     assert response["Content-Type"] == "application/json"
+
+
+@pytest.mark.parametrize("path", ["/api/nothing%0Ahere/", "/api/upload-requests/%1C%0A/close/", "/api/%0A"])
+def test_an_unknown_api_url_with_a_line_break_is_a_json_404_too(alice_client, path):
+    response = alice_client.post(path)
+    assert response.status_code == 404
+    assert response["Content-Type"] == "application/json"  # not the HTML page for people
+    assert response.json()["detail"]
