@@ -110,6 +110,18 @@ class ExpiryForm(forms.Form):
         return cleaned
 
 
+def link_password_field(help_text) -> forms.CharField:
+    """A link's new password, kept as typed (spaces count); empty for none."""
+    return forms.CharField(
+        label=_("Password"),
+        required=False,
+        strip=False,
+        max_length=1024,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+        help_text=help_text,
+    )
+
+
 class ShareForm(ExpiryForm):
     max_downloads = forms.IntegerField(
         label=_("Download limit"),
@@ -118,14 +130,7 @@ class ShareForm(ExpiryForm):
         max_value=MAX_DOWNLOADS_LIMIT,
         help_text=_("The link ends after this many downloads. Leave empty for no limit."),
     )
-    password = forms.CharField(
-        label=_("Password"),
-        required=False,
-        strip=False,
-        max_length=1024,
-        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
-        help_text=_("Recipients must type it before they see the file. Leave empty for none."),
-    )
+    password = link_password_field(_("Recipients must type it before they see the file. Leave empty for none."))
     message = forms.CharField(
         label=_("Message to the recipient"),
         required=False,
@@ -169,14 +174,7 @@ class UploadRequestForm(ExpiryForm):
         widget=forms.Textarea(attrs={"rows": 3}),
         help_text=_("Shown on the request's page as plain text. Optional."),
     )
-    password = forms.CharField(
-        label=_("Password"),
-        required=False,
-        strip=False,
-        max_length=1024,
-        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
-        help_text=_("Uploaders must type it before they can send files. Leave empty for none."),
-    )
+    password = link_password_field(_("Uploaders must type it before they can send files. Leave empty for none."))
     max_files = forms.IntegerField(
         label=_("File limit"),
         required=False,
