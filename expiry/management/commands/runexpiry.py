@@ -39,7 +39,9 @@ class Command(BaseCommand):
         "about a millisecond of its deadline. Several may run at once: on PostgreSQL "
         "they all work (rows claimed with SKIP LOCKED, new shares announced by NOTIFY); "
         "on SQLite one holds a lease and the others stand by, taking over within about "
-        "--lease-ttl seconds if it dies. A second thread sends webhook deliveries (--no-webhooks "
+        "--lease-ttl seconds if it dies. The same thread removes unfinished resumable uploads and "
+        "ends upload requests at their deadlines, and hands expiry reminders to a mail thread. "
+        "A second thread sends webhook deliveries (--no-webhooks "
         "turns it off). Stop it with SIGTERM or Ctrl-C: it finishes the batch and the webhook send "
         "in hand, releases its lease and exits 0."
     )
@@ -48,7 +50,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--once",
             action="store_true",
-            help="Expire every share that is already due, print how many, and exit 0 (for cron).",
+            help="Expire every share that is already due, print how many, and exit 0 (for cron); "
+            "uploads, upload requests and reminders are left to a running daemon.",
         )
         parser.add_argument(
             "--refresh-interval",
