@@ -90,7 +90,7 @@ def test_runexpiry_sends_the_expiry_webhooks_unless_told_not_to(alice, shared_fi
 
 
 @pytest.mark.postgres
-@pytest.mark.timeout(240)
+@pytest.mark.timeout(420)
 def test_postgresql_three_daemons_5000_shares_one_killed_one_event_and_one_delivery_each(
     alice, shared_file, receiver, tmp_path, capsys
 ):
@@ -112,7 +112,11 @@ def test_postgresql_three_daemons_5000_shares_one_killed_one_event_and_one_deliv
         at_kill = expired.count()
         assert at_kill < count, "the run was over before the kill"
         assert wait_until(lambda: expired.count() == count, 60, 0.05), expired.count()
-        assert wait_until(lambda: pending() == 0, 90, 0.1), pending()
+        all_expired = time.monotonic()
+        # A liveness bound, not a speed target: two daemons send 5,000 to a
+        # one-threaded receiver while the other test process shares the cores.
+        assert wait_until(lambda: pending() == 0, 240, 0.1), pending()
+        drained_s = time.monotonic() - all_expired
     finally:
         for daemon in daemons:
             stop(daemon)
@@ -143,4 +147,5 @@ def test_postgresql_three_daemons_5000_shares_one_killed_one_event_and_one_deliv
         deliveries=len(rows),
         received=sum(received.values()),
         repeats=repeats,
+        drained_after_last_expiry_s=round(drained_s, 1),
     )

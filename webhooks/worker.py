@@ -312,6 +312,8 @@ class WebhookThread(threading.Thread):
         self.errors = 0
         self.skipped = 0  # idle looks answered by the data version alone
         self.in_flight: dict[Future, int] = {}  # each send in hand, and its endpoint
+        self.sender_connections: set = set()  # the pool threads' own, closed at the end of run()
+        self.senders_lock = threading.Lock()
         self.wake = threading.Event()
         self.idle_wait: float | None = None  # see the class docstring
         self.last_look = float("-inf")  # time.monotonic() of the last look
@@ -356,10 +358,29 @@ class WebhookThread(threading.Thread):
         self.wake.clear()
 
     def _send(self, delivery_id: int, until: datetime) -> None:
+        # The pool thread keeps its own connection from one send to the next
+        # (a new one per send cost more than the send to a nearby receiver),
+        # dropped like a request's when broken or older than CONN_MAX_AGE.
+        connection = connections[self.worker.using]
+        connection.close_if_unusable_or_obsolete()
+        with self.senders_lock:
+            self.sender_connections.add(connection)
         try:
             self.worker.deliver(delivery_id, until)
         finally:
-            connections[self.worker.using].close()  # this pool thread's own connection
+            connection.close_if_unusable_or_obsolete()
+
+    def _close_sender_connections(self) -> None:
+        """After the pool has shut down: its threads are gone, their
+        connections are closed from here."""
+        with self.senders_lock:
+            for connection in self.sender_connections:
+                connection.inc_thread_sharing()
+                try:
+                    connection.close()
+                finally:
+                    connection.dec_thread_sharing()
+            self.sender_connections.clear()
 
     def _claim_more(self, pool: ThreadPoolExecutor) -> None:
         """Fill the free senders with due deliveries to endpoints not in hand."""
@@ -418,4 +439,5 @@ class WebhookThread(threading.Thread):
                 self.disconnect_pokes()
             pool.shutdown(wait=True)
             self._reap(list(self.in_flight))
+            self._close_sender_connections()
             connections[self.worker.using].close()
