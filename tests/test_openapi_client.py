@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
-from tests.helpers import free_port, start_manage, start_web, stop, wait_for_port, wait_until
+from tests.helpers import free_port, start_manage, start_web, stop, wait_for_port, wait_for_text, wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -59,6 +59,7 @@ def server(tmp_path, settings):
     daemon = start_manage("runexpiry", "--pickup-interval", "0.05", output=tmp_path / "expiry.log")
     try:
         wait_for_port(port, 30, web)
+        wait_for_text(tmp_path / "expiry.log", "refresh:", 30, process=daemon)
         yield f"http://127.0.0.1:{port}"
     finally:
         stop(daemon)
@@ -120,10 +121,17 @@ def test_the_readme_walk_through_through_a_generated_client(generated, server, a
     short = shares_create.sync(client=api, body=models.ShareCreateRequest(file=stored.id, expires_in=1))
     time.sleep(1)
 
+    # The status says expired from the deadline on (the clock decides); the
+    # end's reason and lateness are the daemon's stamp, written once it ends the row.
     def expired():
         return shares_retrieve.sync(id=short.id, client=api).status == models.StatusEnum.EXPIRED
 
     assert wait_until(expired, timeout=15)
+
+    def ended():
+        return shares_retrieve.sync(id=short.id, client=api).end_reason is not None
+
+    assert wait_until(ended, timeout=30)
     final = shares_retrieve.sync(id=short.id, client=api)
     assert final.end_reason == models.EndReasonEnum.EXPIRED
     assert isinstance(final.lateness_ms, float)

@@ -7,6 +7,7 @@ from collections import Counter
 
 import pytest
 from django.db import connection
+from django.utils import timezone
 
 from sharing.models import Share, ShareEvent
 from tests.helpers import bulk_shares, create_share, kill, report, start_manage, stop, wait_for_text, wait_until
@@ -98,7 +99,9 @@ def test_postgresql_three_daemons_5000_shares_one_killed_one_event_and_one_deliv
         pytest.skip("needs PostgreSQL")
     endpoint = WebhookEndpoint.objects.create(owner=alice, url=receiver.url, events=["expired"])
     count, spread = 5000, 4.0
-    due = bulk_shares(shared_file, [i * spread / count for i in range(count)], start_in=5)
+    # Far enough ahead for three daemons to start on a loaded machine (two
+    # test processes share two cores): the kill must come mid-run.
+    due = bulk_shares(shared_file, [i * spread / count for i in range(count)], start_in=15)
     kept = bulk_shares(shared_file, [0.0] * 200, start_in=3600)  # must not expire nor be delivered
     outputs = [tmp_path / f"daemon{n}.out" for n in range(3)]
     daemons = [start_manage("runexpiry", "--pickup-interval", "0.05", output=path, **FAST) for path in outputs]
@@ -106,6 +109,8 @@ def test_postgresql_three_daemons_5000_shares_one_killed_one_event_and_one_deliv
     try:
         for daemon, path in zip(daemons, outputs, strict=True):
             wait_for_text(path, "refresh:", 30, process=daemon)
+        first_due = Share.objects.get(pk=due[0]).expires_at
+        assert timezone.now() < first_due, "the daemons took longer to start than the shares had before their deadlines"
         expired = Share.objects.filter(pk__in=due, status=Share.Status.EXPIRED)
         assert wait_until(lambda: expired.count() >= count // 3, 30, 0.01)
         kill(killed)  # mid-run: expiring, and sending
