@@ -3,6 +3,7 @@ import logging
 import signal
 
 from django.conf import settings
+from django.core.checks.registry import Tags, registry
 from django.core.management.base import BaseCommand
 
 from expiry.service import LEASE_CHOICES, STOP_SIGNALS, build_service
@@ -124,6 +125,17 @@ class Command(BaseCommand):
             metavar="PATH",
             help="Append '<id> <ended_at epoch>' for every share this daemon expires to PATH (for audits).",
         )
+
+    def get_check_kwargs(self, options):
+        """The system checks of every tag but urls (Django then leaves out the
+        untagged ones too: auth's middleware order, the web's alone). The
+        daemon serves no URL and never resolves one (webhook payloads and mails
+        have none), but checking the URLconf imports it, and with it every
+        view, DRF's API stack and drf-spectacular: ~15 MB of PSS the daemon
+        would keep for nothing (docs/benchmarks.md, Idle cost). `manage.py
+        check` and `migrate` (make run's, before the service starts) check the
+        URLconf, and gunicorn imports it as it starts (--preload)."""
+        return {"tags": sorted(registry.tags_available() - {Tags.urls})}
 
     def handle(self, *args, once=False, verbosity=1, **options):
         if verbosity != 1:  # 1, the default, keeps LOG_LEVEL from the settings

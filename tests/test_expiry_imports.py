@@ -1,0 +1,60 @@
+"""What the expiry daemon imports: not the URLconf, whose views, DRF API
+stack and drf-spectacular would cost it ~15 MB of PSS (docs/benchmarks.md,
+Idle cost). The probe runs `manage.py runexpiry` in a fresh interpreter, as
+manage.py does (system checks included), with the daemon itself stubbed
+out, and prints which of the watched modules it imported."""
+
+import json
+import subprocess
+import sys
+
+from expiry.management.commands.runexpiry import Command
+from tests.helpers import REPO_ROOT, subprocess_env
+
+URLCONF_MODULES = ["microcloud.urls", "drf_spectacular.views", "web.views"]
+
+# The command's handle() stubbed out: what is measured is its import and its
+# system checks, which is all it loads before it starts the service. With
+# all_checks, its get_check_kwargs() is BaseCommand's (every check).
+PROBE = """
+import json, sys
+import django
+from django.core.management import BaseCommand, execute_from_command_line, load_command_class
+django.setup()
+command = type(load_command_class("expiry", "runexpiry"))
+command.handle = lambda self, *args, **options: None
+if {all_checks}:
+    command.get_check_kwargs = BaseCommand.get_check_kwargs
+execute_from_command_line(["manage.py", "runexpiry"])
+print(json.dumps([name for name in {watched!r} if name in sys.modules]))
+"""
+
+
+def imported_by_runexpiry(all_checks: bool = False) -> list[str]:
+    code = PROBE.format(all_checks=all_checks, watched=URLCONF_MODULES)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO_ROOT,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_runexpiry_starts_without_importing_the_urlconf():
+    assert imported_by_runexpiry() == []
+
+
+def test_with_every_system_check_it_would_import_the_urlconf():
+    # The probe sees the import when there is one: the URL checks load it.
+    assert imported_by_runexpiry(all_checks=True) == URLCONF_MODULES
+
+
+def test_runexpiry_runs_every_other_tag_of_system_checks():
+    tags = Command().get_check_kwargs({})["tags"]
+    assert "urls" not in tags
+    assert {"models", "admin", "database", "templates", "security", "staticfiles"} <= set(tags)
