@@ -180,7 +180,8 @@ MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", BASE_DIR / "media"))
 # that check ownership or the share's expiry.
 MEDIA_URL = "/media/"
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    # FileSystemStorage that syncs what it saves before the row is committed.
+    "default": {"BACKEND": "sharing.storage.DurableFileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
 # Without collectstatic's manifest (a bare runserver), fall back to the plain
@@ -188,6 +189,12 @@ STORAGES = {
 WHITENOISE_MANIFEST_STRICT = False
 # Largest accepted upload, in bytes (default 1 GiB); larger ones get a 413.
 MAX_UPLOAD_BYTES = envint("MAX_UPLOAD_BYTES", 1024**3)
+# Django's two, the second handing a big upload's bytes to the disk as they
+# arrive (its file is synced before it is listed: sharing.storage).
+FILE_UPLOAD_HANDLERS = [
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "sharing.upload_handlers.WritebackTemporaryFileUploadHandler",
+]
 # Stored files and the folders made for them: the owner only (the service's
 # user). The database and var/ get the same through umask 077 (make run, the
 # systemd units in docs/deployment.md).

@@ -1,4 +1,4 @@
-"""A chunk's bytes are handed to the disk as they arrive (uploads.writeback),
+"""A chunk's bytes are handed to the disk as they arrive (sharing.writeback),
 every WRITEBACK_STEP bytes, in ranges that follow one another; the closing
 fdatasync is still what makes the offset true."""
 
@@ -7,8 +7,9 @@ import sys
 
 import pytest
 
+from sharing import writeback
 from tests.test_uploads_support import new_upload, patch
-from uploads import writeback, writing
+from uploads import writing
 
 pytestmark = pytest.mark.django_db
 

@@ -29,8 +29,8 @@ from django.http import UnreadablePostError
 from django.utils import timezone
 
 from sharing.models.state import locked_now
+from sharing.writeback import start_writeback
 from uploads.models import WRITER_LENGTH, Upload, open_q, partial_path, renewed_deadline, unclaimed_q
-from uploads.writeback import start_writeback
 
 WRITE_LEASE = timedelta(seconds=60)
 # How much of the body is in memory at once.

@@ -14,7 +14,7 @@ import ctypes
 import ctypes.util
 import logging
 
-logger = logging.getLogger("uploads")
+logger = logging.getLogger("sharing")
 
 SYNC_FILE_RANGE_WRITE = 2  # <linux/fs.h>: start writeback of dirty pages, do not wait
 
