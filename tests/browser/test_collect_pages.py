@@ -7,12 +7,9 @@ width, and the owner's note shown as text, never run."""
 
 from __future__ import annotations
 
-import hashlib
-import random
 import re
 import time
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from django.utils import timezone
@@ -22,15 +19,12 @@ from collect.models import ReceivedFile, UploadRequest
 from sharing.models import StoredFile
 from tests.browser.helpers import axe_check, no_foreign_requests, save_screenshot
 from tests.browser.test_web_browser import LOCAL_MOMENT, PASSWORD, sign_in
+from tests.browser.test_web_tus_upload import RECORD_CSP_VIOLATIONS, item_of, sha256, source, stored_sha256
 
 KiB = 1024
 CHUNK = 256 * KiB
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
-# Every page of the context reports what its Content-Security-Policy blocked.
-RECORD_CSP_VIOLATIONS = """document.addEventListener("securitypolicyviolation", (event) => {
-    (window.cspViolations = window.cspViolations || []).push(event.violatedDirective + " " + event.blockedURI);
-});"""
 HOSTILE_NOTE = 'Hello <img src=x onerror="window.pwned = 1"> there'
 
 
@@ -52,25 +46,6 @@ def stranger(anon_context, viewport=DESKTOP) -> Page:
     context = anon_context(viewport=viewport)
     context.add_init_script(RECORD_CSP_VIOLATIONS)
     return context.new_page()
-
-
-def source(folder: Path, name: str, size: int, seed: int) -> Path:
-    path = folder / name
-    path.write_bytes(random.Random(seed).randbytes(size))
-    return path
-
-
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def stored_sha256(stored: StoredFile) -> str:
-    with stored.content.open("rb") as handle:
-        return sha256(handle.read())
-
-
-def item_of(page: Page, name: str):
-    return page.locator("#upload-progress li").filter(has=page.locator(".upload-name", has_text=name))
 
 
 def request_item(page: Page, upload_request: UploadRequest):
