@@ -10,7 +10,7 @@ import random
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from sharing import storage, upload_handlers
+from sharing import storage, writeback
 from sharing.models import StoredFile
 
 pytestmark = pytest.mark.django_db
@@ -40,15 +40,15 @@ def test_a_big_upload_is_synced_file_and_folder_before_its_row_exists(alice_clie
 
 def test_a_big_multipart_upload_is_handed_to_the_disk_in_steps(alice_client, monkeypatch):
     calls = []
-    monkeypatch.setattr(upload_handlers, "start_writeback", lambda fd, offset, length: calls.append((offset, length)))
+    monkeypatch.setattr(writeback, "start_writeback", lambda fd, offset, length: calls.append((offset, length)))
     response = alice_client.post("/api/files/", {"file": SimpleUploadedFile("big.bin", BIG)}, format="multipart")
     assert response.status_code == 201, response.content
 
     # Contiguous ranges from the start, each at least a step, none past the data.
-    assert len(calls) == len(BIG) // upload_handlers.WRITEBACK_STEP
+    assert len(calls) == len(BIG) // writeback.STEP
     assert calls[0][0] == 0
     for (offset, length), (next_offset, _) in itertools.pairwise(calls):
-        assert length >= upload_handlers.WRITEBACK_STEP
+        assert length >= writeback.STEP
         assert offset + length == next_offset
     assert calls[-1][0] + calls[-1][1] <= len(BIG)
     assert StoredFile.objects.get().sha256 == hashlib.sha256(BIG).hexdigest()

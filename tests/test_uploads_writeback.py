@@ -1,5 +1,5 @@
 """A chunk's bytes are handed to the disk as they arrive (sharing.writeback),
-every WRITEBACK_STEP bytes, in ranges that follow one another; the closing
+every STEP bytes, in ranges that follow one another; the closing
 fdatasync is still what makes the offset true."""
 
 import os
@@ -29,9 +29,9 @@ def test_the_kernel_call_is_found_and_accepts_a_real_file(tmp_path):
 
 def test_a_chunk_is_handed_to_the_disk_in_steps_then_synced(alice_client, monkeypatch):
     calls = []
-    monkeypatch.setattr(writing, "WRITEBACK_STEP", 1000)
+    monkeypatch.setattr(writeback, "STEP", 1000)
     monkeypatch.setattr(writing, "READ_SIZE", 300)
-    monkeypatch.setattr(writing, "start_writeback", lambda fd, offset, length: calls.append((offset, length)))
+    monkeypatch.setattr(writeback, "start_writeback", lambda fd, offset, length: calls.append((offset, length)))
     synced = []
     real_fdatasync = os.fdatasync
     monkeypatch.setattr(writing.os, "fdatasync", lambda fd: (synced.append(fd), real_fdatasync(fd)))

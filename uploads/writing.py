@@ -29,15 +29,12 @@ from django.http import UnreadablePostError
 from django.utils import timezone
 
 from sharing.models.state import locked_now
-from sharing.writeback import start_writeback
+from sharing.writeback import Writeback
 from uploads.models import WRITER_LENGTH, Upload, open_q, partial_path, renewed_deadline, unclaimed_q
 
 WRITE_LEASE = timedelta(seconds=60)
 # How much of the body is in memory at once.
 READ_SIZE = 256 * 1024
-# Every this many bytes written, the disk is asked to start writing them
-# (uploads.writeback), so the chunk's closing sync has little left to do.
-WRITEBACK_STEP = 2 * 1024 * 1024
 
 
 class LeaseLost(Exception):
@@ -106,7 +103,7 @@ def receive(stream, lease: Lease, start: int, size: int, checksum) -> Received:
     was sent: a partial body cannot be checked)."""
     fd = os.open(partial_path(lease.upload_id), os.O_WRONLY)
     position, remaining = start, size
-    queued = start  # written from here on and not yet handed to the disk
+    writeback = Writeback(fd, start)  # so the closing sync has little left to do
     try:
         while remaining:
             try:
@@ -124,9 +121,8 @@ def receive(stream, lease: Lease, start: int, size: int, checksum) -> Received:
             remaining -= len(piece)
             if checksum is not None:
                 checksum[1].update(piece)
-            if position - queued >= WRITEBACK_STEP:
-                start_writeback(fd, queued, position - queued)
-                queued = position
+            if writeback.due(position):
+                writeback.hand_over(position)
         # The offset is about to say these bytes are stored: make it true
         # across a crash of the machine too.
         os.fdatasync(fd)
