@@ -3,10 +3,10 @@ import logging
 import signal
 
 from django.conf import settings
-from django.core.checks.registry import Tags, registry
 from django.core.management.base import BaseCommand
 
 from expiry.service import LEASE_CHOICES, STOP_SIGNALS, build_service
+from microcloud.worker_checks import WorkerChecks
 
 logger = logging.getLogger("expiry")
 
@@ -33,7 +33,7 @@ def positive_seconds(raw: str) -> float:
     return value
 
 
-class Command(BaseCommand):
+class Command(WorkerChecks, BaseCommand):
     help = (
         "Run the expiry daemon: a background thread that keeps the active shares "
         "expiring before its next refresh in a heap and expires each one within "
@@ -125,17 +125,6 @@ class Command(BaseCommand):
             metavar="PATH",
             help="Append '<id> <ended_at epoch>' for every share this daemon expires to PATH (for audits).",
         )
-
-    def get_check_kwargs(self, options):
-        """The system checks of every tag but urls (Django then leaves out the
-        untagged ones too: auth's middleware order, the web's alone). The
-        daemon serves no URL and never resolves one (webhook payloads and mails
-        have none), but checking the URLconf imports it, and with it every
-        view, DRF's API stack and drf-spectacular: ~15 MB of PSS the daemon
-        would keep for nothing (docs/benchmarks.md, Idle cost). `manage.py
-        check` and `migrate` (make run's, before the service starts) check the
-        URLconf, and gunicorn imports it as it starts (--preload)."""
-        return {"tags": sorted(registry.tags_available() - {Tags.urls})}
 
     def handle(self, *args, once=False, verbosity=1, **options):
         if verbosity != 1:  # 1, the default, keeps LOG_LEVEL from the settings

@@ -3,12 +3,13 @@ import signal
 
 from django.core.management.base import BaseCommand
 
+from microcloud.worker_checks import WorkerChecks
 from webhooks.worker import DeliveryWorker, WebhookThread
 
 logger = logging.getLogger("webhooks")
 
 
-class Command(BaseCommand):
+class Command(WorkerChecks, BaseCommand):
     help = (
         "Send webhook deliveries on their own (runexpiry already does, unless started with --no-webhooks). "
         "Any number may run beside runexpiry daemons: each delivery is claimed by one worker at a time "
