@@ -6,7 +6,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from expiry.service import LEASE_CHOICES, STOP_SIGNALS, build_service
-from microcloud.worker_checks import WorkerChecks
+from sharing.worker_checks import WorkerChecks
 
 logger = logging.getLogger("expiry")
 

@@ -3,7 +3,7 @@ import signal
 
 from django.core.management.base import BaseCommand
 
-from microcloud.worker_checks import WorkerChecks
+from sharing.worker_checks import WorkerChecks
 from webhooks.worker import DeliveryWorker, WebhookThread
 
 logger = logging.getLogger("webhooks")
