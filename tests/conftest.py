@@ -9,7 +9,19 @@ from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from notices.worker import default_worker
 from sharing.models import Share, StoredFile
+
+
+@pytest.fixture(autouse=True)
+def email_notices_done_before_the_database_goes():
+    """A test that triggers an email notice leaves the job to this process's
+    mail thread, which reads and writes the database on its own connection:
+    it must be done before the test's database is flushed (a TRUNCATE racing
+    it deadlocks on PostgreSQL). Autouse fixtures of plugins are set up
+    first, so this one is torn down before pytest-django's."""
+    yield
+    assert default_worker().flush(30), "an email notice job still running 30 s after its test"
 
 
 @pytest.fixture

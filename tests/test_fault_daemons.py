@@ -83,14 +83,16 @@ def audit(ids: list[int], counts: Counter, stamps: dict[int, float]) -> dict:
 @pytest.mark.django_db(transaction=True)
 def test_a_daemon_killed_mid_burst_restarts_and_every_share_expires_exactly_once(shared_file, tmp_path, capsys):
     count, spread = 50_000, 3.0
-    ids = bulk_shares(shared_file, [spread * i / count for i in range(count)], start_in=4)
-    first_deadline = time.time() + 4
+    # 10 s out: room for the daemon to start on a loaded machine (checked below).
+    ids = bulk_shares(shared_file, [spread * i / count for i in range(count)], start_in=10)
+    first_deadline = time.time() + 10
 
     lease = ["--lease-ttl", "2"]  # SQLite: the restarted daemon waits for the dead one's lease
     first, first_out, first_log = start_daemon(tmp_path, "first", *lease)
     second = None
     try:
         wait_for_text(first_out, "refresh:", 30, process=first)
+        assert time.time() < first_deadline, "the daemon took longer to start than the shares had to their deadlines"
         # SIGKILL somewhere in the middle of the burst.
         assert wait_until(lambda: expired_count() >= count // 5, first_deadline + spread + 20 - time.time(), 0.005)
         killed_at = time.time()
