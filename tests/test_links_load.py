@@ -96,8 +96,9 @@ def test_curl_resumes_a_broken_download_and_it_counts_once(web, alice, make_file
     # No cookie jar: the resume is a plain Range request the byte budget allows.
     curl = ["curl", "-sS", "-o", str(out)]
 
-    # A slow link that breaks half-way: curl gives up after ~2.5 s at 10 MB/s.
-    broken = subprocess.run([*curl, "--limit-rate", "10M", "--max-time", "2.5", url], check=False)
+    # A slow link that breaks half-way: curl gives up after 5 s at 5 MB/s (the
+    # whole file would take 10 s), room for a loaded server's first byte.
+    broken = subprocess.run([*curl, "--limit-rate", "5M", "--max-time", "5", url], check=False)
     assert broken.returncode == 28  # timed out: the download broke
     assert 0 < out.stat().st_size < len(data)
 
