@@ -14,12 +14,11 @@ from sharing.writeback import Writeback
 class WritebackTemporaryFileUploadHandler(TemporaryFileUploadHandler):
     def new_file(self, *args, **kwargs):
         super().new_file(*args, **kwargs)
-        self.written = 0
         self.writeback = Writeback(self.file.fileno())
 
     def receive_data_chunk(self, raw_data, start):
         super().receive_data_chunk(raw_data, start)
-        self.written += len(raw_data)
-        if self.writeback.due(self.written):
+        written = start + len(raw_data)  # `start`: the chunk's offset in the file
+        if self.writeback.due(written):
             self.file.flush()  # out of Python's buffer, into the page cache
-            self.writeback.hand_over(self.written)
+            self.writeback.hand_over(written)
