@@ -10,7 +10,6 @@ queued, waits for the webhook thread and logs the run's summary.
 """
 
 import logging
-import signal
 import time
 from collections.abc import Callable
 
@@ -29,11 +28,11 @@ from expiry.store import ShareStore
 from expiry.uploads import UploadSchedule
 from expiry.watchers import Watcher, watcher_for
 from notices.worker import default_worker
+from sharing.worker_stop import WorkerStop
 from webhooks.worker import WebhookThread
 
 logger = logging.getLogger("expiry")
 
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 LEASE_CHOICES = ("auto", "on", "off")
 
 
@@ -66,8 +65,8 @@ class ExpiryService:
     def start(self) -> None:
         """Start the daemon thread and the webhook thread.
 
-        Call it from the thread that receives SIGTERM and SIGINT (the main
-        thread), after installing their handlers: see below.
+        Call it from the main thread, inside a WorkerStop (sharing.worker_stop)
+        that calls stop() on SIGTERM and SIGINT.
         """
         self.housekeeper.connect()
         self.started = time.monotonic()
@@ -77,20 +76,11 @@ class ExpiryService:
             f"lease ttl {self.lease.ttl:g} s" if self.lease else "no lease",
             self.scheduler.pickup_interval,
         )
-        # The kernel hands a process's signal to any thread that does not block
-        # it; one taken by a worker thread never wakes the main thread's
-        # blocking join(), and the stop request was lost (~1 run in 4 hung on
-        # SIGINT then SIGTERM). So the daemon thread, and every thread it
-        # starts, blocks them: they always reach the main thread, whose join()
-        # they interrupt to run the handler. No polling wake-ups needed.
-        stop_signals = set(STOP_SIGNALS)
-        signal.pthread_sigmask(signal.SIG_BLOCK, stop_signals)
-        try:
+        # Worker threads never take a stop signal: it reaches the main thread's wait.
+        with WorkerStop.shielded():
             self.daemon.start()
             if self.webhooks is not None:
                 self.webhooks.start()
-        finally:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, stop_signals)
 
     def stop(self, *_signal_args) -> None:
         """Ask both threads to stop after the work in hand; only sets flags,
@@ -100,7 +90,8 @@ class ExpiryService:
             self.webhooks.stop()
 
     def join(self, timeout: float | None = None) -> None:
-        """Wait for the daemon thread to end (after stop())."""
+        """Wait for the daemon thread to end (after stop()); runexpiry waits
+        through WorkerStop.wait_for() instead, which a signal cannot miss."""
         self.daemon.join(timeout)
 
     def close(self) -> None:

@@ -1,12 +1,12 @@
 import argparse
 import logging
-import signal
 
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from expiry.service import LEASE_CHOICES, STOP_SIGNALS, build_service
+from expiry.service import LEASE_CHOICES, build_service
 from sharing.worker_checks import WorkerChecks
+from sharing.worker_stop import WorkerStop
 
 logger = logging.getLogger("expiry")
 
@@ -144,12 +144,9 @@ class Command(WorkerChecks, BaseCommand):
             if once:
                 self.stdout.write(f"Expired {service.catch_up()} shares.")
                 return
-            # Installed here, in the main thread: start() keeps the stop signals
-            # away from every other thread, so they interrupt join() below.
-            for signum in STOP_SIGNALS:
-                signal.signal(signum, service.stop)
-            service.start()
-            service.join()
+            with WorkerStop(service.stop) as stopper:
+                service.start()
+                stopper.wait_for(service.daemon)
         finally:
             service.close()
         self.stdout.write("Done.")

@@ -1,9 +1,9 @@
 import logging
-import signal
 
 from django.core.management.base import BaseCommand
 
 from sharing.worker_checks import WorkerChecks
+from sharing.worker_stop import WorkerStop
 from webhooks.worker import DeliveryWorker, WebhookThread
 
 logger = logging.getLogger("webhooks")
@@ -31,17 +31,10 @@ class Command(WorkerChecks, BaseCommand):
             self.stdout.write(f"Sent {count} deliveries ({worker.sent} delivered, {worker.failed} failed).")
             return
         thread = WebhookThread(worker)
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(signum, lambda *_: thread.stop())
-        # As in runexpiry: the worker thread blocks the stop signals, so they
-        # always reach the main thread and interrupt its join().
-        stop_signals = {signal.SIGTERM, signal.SIGINT}
-        signal.pthread_sigmask(signal.SIG_BLOCK, stop_signals)
-        try:
-            thread.start()
-        finally:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, stop_signals)
-        logger.info("runwebhooks started")
-        thread.join()
+        with WorkerStop(thread.stop) as stopper:
+            with stopper.shielded():
+                thread.start()
+            logger.info("runwebhooks started")
+            stopper.wait_for(thread)
         logger.info("runwebhooks stopped: %d delivered, %d failed attempts", worker.sent, worker.failed)
         self.stdout.write("Done.")
