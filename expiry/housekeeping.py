@@ -17,7 +17,7 @@
 
 Idle cost: the sweep first asks whether any ephemeral file exists at all
 (a raw one-row probe of the partial index of ephemeral files, ~5 us) and
-runs its query (built by the ORM: ~1.5 ms of CPU, 0.03 % of a core every 5 s)
+runs its query (built by the ORM: ~1.5 ms of CPU)
 only if one does; the purge is one policy read and one query over the
 partial index of ended shares. The scheduler comes first: this work runs only when no share is due,
 and (except pending reaps, which are quick) only when the next deadline is at
@@ -31,6 +31,7 @@ from collections.abc import Callable
 
 from django.db import connections
 
+from expiry.watchers import SAFETY_INTERVAL
 from sharing.models import StoredFile, fold_pending
 from sharing.models.removal import defer_expiry_reaps, purge_ended_shares, reap_after_shares, sweep
 
@@ -45,10 +46,10 @@ RETRY_DELAY = 5.0
 # every batch cost more CPU than the expiries; well within the 2 s promise.
 REAP_CHUNK = 5000
 REAP_EVERY = 0.25
-# The sweep runs up to this long (at most a fifth of its interval) early when
-# the daemon is awake anyway (an idle one looks for changes every second), so
-# it rarely needs a wake-up of its own: each idle wake-up costs ~0.3 ms of CPU.
-SWEEP_EARLY = 1.0
+# The sweep runs up to one safety look's interval (at most half its own) early
+# when the daemon is awake anyway (an idle one wakes every 2 s for that look),
+# so it never needs a wake-up of its own.
+SWEEP_EARLY = SAFETY_INTERVAL
 
 
 class Housekeeper:
@@ -122,7 +123,7 @@ class Housekeeper:
                 self.next_reap = now + (0 if self._expired else REAP_EVERY)
                 self.reaped += reap_after_shares(chunk, self.using)
                 return True
-            early = min(SWEEP_EARLY, self.sweep_interval / 5)
+            early = min(SWEEP_EARLY, self.sweep_interval / 2)
             if now >= self.next_sweep - early and (room >= ROOM or now >= self.next_sweep + MAX_DEFER):
                 self.next_sweep = now + self.sweep_interval
                 if self._any_ephemeral_file():  # none: nothing the sweep could reap

@@ -18,17 +18,17 @@ import socket
 import time
 from collections.abc import Callable
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connections, transaction
 from django.db.models import Q
 
 from expiry.models import Lease
 from expiry.store import to_datetime
 
 DEFAULT_TTL = 5.0
-# A daemon awake anyway (an idle one looks for changes every second) renews up
-# to this fraction of the ttl early (1 s of the default 5), so its renewals
-# ride on those wake-ups instead of waking it on their own: each idle wake-up
-# costs more CPU (~0.3 ms, cold caches) than the renewal's UPDATE.
+# A daemon awake anyway (an idle one looks for changes every 2 s,
+# expiry.watchers.SAFETY_INTERVAL) renews up to this fraction of the ttl early
+# (1 s of the default 5), so its renewals ride on those wake-ups instead of
+# waking it on their own.
 EARLY_RENEWAL = 0.2
 
 
@@ -98,12 +98,22 @@ class LeaseKeeper:
         return current is not None and current[0] != self.owner and current[1] > now
 
     def _renew(self, now: float) -> bool:
-        """Extend a lease we hold: one conditional UPDATE, its own transaction
-        (an idle daemon's main cost is this write, every ttl/2)."""
-        if self._rows().filter(owner=self.owner).update(expires_at=to_datetime(now + self.ttl)):
+        """Extend a lease we hold: one conditional UPDATE, its own transaction.
+
+        An idle daemon's main cost: written as SQL, not through the ORM, whose
+        query building took ~0.9 ms of the ~1 ms a renewal cost (the UPDATE
+        itself ~0.1 ms on SQLite)."""
+        connection = connections[self.using]
+        table = connection.ops.quote_name(Lease._meta.db_table)
+        until = connection.ops.adapt_datetimefield_value(to_datetime(now + self.ttl))
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"UPDATE {table} SET expires_at = %s WHERE name = %s AND owner = %s", [until, self.name, self.owner]
+            )
+            renewed = cursor.rowcount == 1
+        if renewed:
             self._held_from(now)
-            return True
-        return False
+        return renewed
 
     def _held_from(self, now: float) -> None:
         # Stop expiring a second (or ttl/5) before anyone else could take the

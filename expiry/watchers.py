@@ -87,6 +87,12 @@ class PollingWatcher(Watcher):
     """Say "changed" at every check: the fallback where nothing cheaper exists."""
 
 
+# While notices arrive, how often a daemon still looks for rows written without
+# one (other programs, a lost notice). An idle daemon wakes only for this look,
+# and its lease renewals ride on it (ttl/2 = 2.5 s, up to 1 s early): one
+# wake-up every 2 s, the lease renewed at each.
+SAFETY_INTERVAL = 2.0
+
 # Markers the listener thread puts in the queue between notices.
 UP, DOWN = "up", "down"
 
@@ -108,7 +114,7 @@ class NotifyWatcher(Watcher):
         using: str = "default",
         *,
         channel: str = CHANNEL,
-        safety_interval: float = 2.0,
+        safety_interval: float = SAFETY_INTERVAL,
         conninfo: str | None = None,
     ):
         self.using = using
@@ -257,7 +263,7 @@ class DatagramWatcher(NotifyWatcher):
 
     sees_other_writers = True  # PRAGMA data_version
 
-    def __init__(self, using: str = "default", *, safety_interval: float = 1.0, path: str | None = None):
+    def __init__(self, using: str = "default", *, safety_interval: float = SAFETY_INTERVAL, path: str | None = None):
         super().__init__(using, safety_interval=safety_interval)
         self.path = path or wakeup_socket_path(using)
         self.versions = DataVersionWatcher(using)

@@ -13,6 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from expiry.housekeeping import Housekeeper
+from expiry.watchers import SAFETY_INTERVAL
 from sharing.models import Share, ShareEvent, StoredFile
 from sharing.models.removal import purge_ended_shares, reap_files, sweep
 from tests.helpers import create_share, in_threads, start_manage, stop, wait_for_text, wait_until
@@ -276,16 +277,17 @@ def test_the_housekeeper_sweep_still_reaps_when_an_ephemeral_file_exists(ephemer
     assert housekeeper.reaped == 1
 
 
-def test_a_housekeeper_awake_anyway_sweeps_up_to_a_second_early(shared_file):
-    """So the sweep rides on the idle daemon's once-a-second wake-ups."""
+def test_a_housekeeper_awake_anyway_sweeps_up_to_a_safety_interval_early(shared_file):
+    """So the sweep rides on the idle daemon's wake-ups (one every SAFETY_INTERVAL)."""
+    assert SAFETY_INTERVAL == 2.0
     clock = [100.0]
     housekeeper = Housekeeper(clock=lambda: clock[0], sweep_interval=5.0)
     housekeeper.next_purge = clock[0] + 600  # only the sweep in this test
     assert housekeeper.step(room=10)  # the sweep at start
     assert housekeeper.seconds_until_next(room=10) == pytest.approx(5.0)  # no wake-up of its own before
-    clock[0] += 3.9
+    clock[0] += 2.9
     assert not housekeeper.step(room=10)
-    clock[0] += 0.2  # 0.9 s before it is due
+    clock[0] += 0.2  # 1.9 s before it is due
     with CaptureQueriesContext(connection) as queries:
         assert housekeeper.step(room=10)
     assert len(queries) == 2  # the sweep's probes: ephemeral files, pending downloads
