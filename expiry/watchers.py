@@ -19,6 +19,7 @@ import contextlib
 import logging
 import os
 import queue
+import select
 import socket
 import threading
 
@@ -206,24 +207,35 @@ class NotifyListener(threading.Thread):
         self.notices = notices
         self.wake = wake
         self.stopping = threading.Event()
+        # stop() writes to one end; the listening select() also waits on the
+        # other, so it needs no timeout (sockets, not a pipe's bare fds: one
+        # closed at the end of run() makes a late stop() fail, not write to a
+        # reused descriptor).
+        self._stop_reader, self._stop_writer = socket.socketpair()
         self.failures = 0  # in a row
         self.connections = 0  # successful LISTENs in all
 
     def stop(self) -> None:
         self.stopping.set()
+        with contextlib.suppress(OSError):  # closed: the thread has ended
+            self._stop_writer.send(b"\0")
 
     def run(self) -> None:
-        while not self.stopping.is_set():
-            try:
-                self.listen()
-            except Exception:
-                self.failures += 1
-                delay = min(0.1 * 2 ** (self.failures - 1), RECONNECT_MAX)
-                logger.warning(
-                    "LISTEN connection failed; polling instead, reconnecting in %.1f s", delay, exc_info=True
-                )
-                self.push(DOWN)
-                self.stopping.wait(delay)
+        try:
+            while not self.stopping.is_set():
+                try:
+                    self.listen()
+                except Exception:
+                    self.failures += 1
+                    delay = min(0.1 * 2 ** (self.failures - 1), RECONNECT_MAX)
+                    logger.warning(
+                        "LISTEN connection failed; polling instead, reconnecting in %.1f s", delay, exc_info=True
+                    )
+                    self.push(DOWN)
+                    self.stopping.wait(delay)
+        finally:
+            self._stop_writer.close()
+            self._stop_reader.close()
 
     def listen(self) -> None:
         import psycopg
@@ -235,14 +247,24 @@ class NotifyListener(threading.Thread):
             self.connections += 1
             logger.info("listening for schedule changes on %s", self.channel)
             self.push(UP)
+            self.take(conn)  # any that came with the LISTEN's reply
             while not self.stopping.is_set():
-                # A short timeout: a stop request is noticed within 0.25 s.
-                for notify in conn.notifies(timeout=0.25):
-                    try:
-                        self.notices.put(parse_payload(notify.payload))
-                    except ValueError:
-                        logger.warning("ignored a malformed notice %r", notify.payload[:80])
-                    self.wake.set()
+                # No timeout, so no idle wake-ups: the connection's socket turns
+                # readable with a notice (or a dead peer, seen by the keepalives),
+                # the stop socket with stop(). psycopg's own wait in notifies()
+                # would wake every 0.1 s.
+                ready, _, _ = select.select([conn.fileno(), self._stop_reader], [], [])
+                if conn.fileno() in ready:
+                    self.take(conn)
+
+    def take(self, conn) -> None:
+        """Queue the notices the connection holds or has ready, without waiting."""
+        for notify in conn.notifies(timeout=0):
+            try:
+                self.notices.put(parse_payload(notify.payload))
+            except ValueError:
+                logger.warning("ignored a malformed notice %r", notify.payload[:80])
+            self.wake.set()
 
     def push(self, marker: str) -> None:
         self.notices.put(marker)

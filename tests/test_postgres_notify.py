@@ -1,16 +1,21 @@
 """PostgreSQL: daemons learn of new and renewed shares through LISTEN/NOTIFY,
 and fall back to polling while the LISTEN connection is down."""
 
+import queue
+import select
+import threading
 from datetime import timedelta
+from types import SimpleNamespace
 
 import psycopg
 import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
+from expiry import watchers
 from expiry.notify import CHANNEL, parse_payload
 from expiry.service import ExpiryService, build_service
-from expiry.watchers import NotifyWatcher, conninfo_for
+from expiry.watchers import UP, NotifyListener, NotifyWatcher, conninfo_for
 from sharing.models import Share
 from tests.helpers import create_share, in_other_connection, wait_until
 
@@ -158,3 +163,32 @@ def test_the_daemon_thread_survives_its_connection_being_killed_and_still_expire
     finally:
         stop_daemon(service)
     assert not service.daemon.is_alive()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_listener_waits_for_a_notice_or_its_stop_with_no_timeout(monkeypatch):
+    """An idle LISTEN thread costs no wake-ups: it blocks in select() on the
+    connection and its stop socket, with no timeout (psycopg's notifies()
+    wait woke every 0.1 s), and still takes each notice and each stop at once."""
+    waits = []
+
+    def recording_select(readers, writers, errors, *timeout):
+        waits.append(timeout)
+        return select.select(readers, writers, errors, *timeout)
+
+    monkeypatch.setattr(watchers, "select", SimpleNamespace(select=recording_select))
+    notices, wake = queue.Queue(), threading.Event()
+    listener = NotifyListener(conninfo_for("default"), CHANNEL, notices, wake)
+    listener.start()
+    try:
+        assert notices.get(timeout=10) == UP
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_notify(%s, %s)", [CHANNEL, "42:1900000000.5"])
+        assert notices.get(timeout=10) == (42, 1900000000.5)
+        assert wake.is_set()
+    finally:
+        listener.stop()
+        listener.join(10)
+    assert not listener.is_alive()
+    assert waits
+    assert all(timeout == () for timeout in waits)
