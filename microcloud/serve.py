@@ -20,6 +20,7 @@ by any fatal signal it receives itself whatever its recipe does, and so
 
 import contextlib
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -73,6 +74,10 @@ def _unblock() -> None:
 def serve(web: list[str]) -> int:
     expiry = [sys.executable, "manage.py", "runexpiry"]
     children: list[subprocess.Popen] = []
+    # Each stop signal also writes a byte here (from C, as it arrives), so the
+    # wait below sees one that came before it began: see first_to_end().
+    wakeup_reader, wakeup_writer = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    signal.set_wakeup_fd(wakeup_writer, warn_on_full_buffer=False)
     for sig in STOP_SIGNALS:
         signal.signal(sig, _stop)
     status = 0
@@ -84,10 +89,8 @@ def serve(web: list[str]) -> int:
                 children.append(subprocess.Popen(command, start_new_session=True, preexec_fn=_unblock))
         finally:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
-        pid, wait_status = os.wait()  # the first to end on its own
-        status = os.waitstatus_to_exitcode(wait_status)
-        ended = next(child for child in children if child.pid == pid)
-        ended.returncode = status
+        ended = first_to_end(children, wakeup_reader)
+        status = ended.wait()
         print(f"{' '.join(ended.args[:3])} ended (status {status}); stopping the rest", file=sys.stderr)
     except Stop:
         status = 0
@@ -99,7 +102,32 @@ def serve(web: list[str]) -> int:
                 child.terminate()
         for child in children:
             child.wait()
+        signal.set_wakeup_fd(-1)
+        os.close(wakeup_reader)
+        os.close(wakeup_writer)
     return status
+
+
+def first_to_end(children: list[subprocess.Popen], wakeup_reader: int) -> subprocess.Popen:
+    """Block until a child ends and return it; a stop signal raises Stop meanwhile.
+
+    Not os.wait(): Python runs a handler between bytecodes, so a signal landing
+    just before the wait() call only marked Stop as due, and the service went
+    on until a child ended by itself. select() returns for the signal's byte
+    even then, and the loop's next bytecode raises Stop.
+    """
+    pidfds = {os.pidfd_open(child.pid): child for child in children}
+    try:
+        while True:
+            ready, _, _ = select.select([wakeup_reader, *pidfds], [], [])
+            for fd in ready:
+                if fd in pidfds:  # readable once that child has ended
+                    return pidfds[fd]
+            with contextlib.suppress(BlockingIOError):
+                os.read(wakeup_reader, 512)
+    finally:
+        for fd in pidfds:
+            os.close(fd)
 
 
 def main(argv: list[str]) -> int:

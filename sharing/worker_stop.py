@@ -9,12 +9,13 @@ The main thread does not wait in Thread.join() either. Python runs a
 signal's handler between bytecodes; a signal that lands after the last
 check and before join() sleeps on its lock only marks the handler as due,
 and the handler (the one that asks the threads to stop) waits for join() to
-return: the process never stops (seen twice in loaded CI runs; rare, but
-a supervisor then has to kill it). It waits instead in select() on a pipe that Python's
-C-level handler writes to as the signal arrives (signal.set_wakeup_fd), and
-that a watcher thread writes to when the worker thread ends, so neither a
-signal nor an end is missed, whenever it comes. No timeout: an idle worker
-costs no wake-ups.
+return: the process never stops (seen twice in loaded CI runs; rare, but a
+supervisor then has to kill it). It waits instead in select() on a pipe that
+Python's C-level handler writes to as the signal arrives
+(signal.set_wakeup_fd), and that a watcher thread writes to when the worker
+thread ends, so neither a signal nor an end is missed, whenever it comes. No
+timeout: an idle worker costs no wake-ups. microcloud/serve.py waits for its
+children the same way.
 """
 
 import contextlib
