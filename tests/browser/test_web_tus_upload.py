@@ -329,3 +329,26 @@ def test_a_file_over_the_quota_shows_the_servers_message(owner, alice, tmp_path)
     assert not Upload.objects.exists()
     assert not StoredFile.objects.exists()
     axe_check(owner)
+
+
+UPLOAD_SCRIPT = re.compile(r"/web/upload(\.[0-9a-f]+)?\.js$")
+
+
+def test_files_chosen_before_the_script_ran_are_sent_when_it_runs(owner, alice):
+    """On a slow page the file input is there before upload.js: a choice made
+    then fired no listener, and the file sat in the input (seen in CI)."""
+    held: list[Route] = []
+
+    def hold(route: Route) -> None:
+        held.append(route)  # upload.js waits until the file is chosen
+
+    owner.route(UPLOAD_SCRIPT, hold)
+    with owner.expect_request(UPLOAD_SCRIPT):
+        owner.goto("/", wait_until="commit")
+    owner.locator("#id_files").set_input_files(
+        [{"name": "early.txt", "mimeType": "text/plain", "buffer": b"chosen before the script ran"}]
+    )
+    assert len(held) == 1
+    held[0].continue_()
+    expect(item_of(owner, "early.txt")).to_contain_text("Uploaded")
+    assert stored_sha256(StoredFile.objects.get(owner=alice)) == sha256(b"chosen before the script ran")

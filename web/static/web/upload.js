@@ -334,4 +334,6 @@
     event.preventDefault();
     sendAll(Array.prototype.slice.call(event.dataTransfer.files));
   });
+  // Files chosen while the page was still loading found no listener: send them now.
+  if (input.files.length) sendAll(Array.prototype.slice.call(input.files));
 })();
