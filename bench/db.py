@@ -62,14 +62,14 @@ def _sql_datetime(param: str) -> str:
     return f"strftime('%Y-%m-%d %H:%M:%S', {param} / 1000000, 'unixepoch') || printf('.%06d', {param} % 1000000)"
 
 
-# One share as the app creates it: active, no end, no file (file_id may be
-# NULL), created_at = updated_at. Parameters: token, created/updated (us),
-# expires (us), owner id.
+# One share as the app creates it: active, no end, created_at = updated_at,
+# but holding no file (the expiry daemon never reads a share's files).
+# Parameters: token, created/updated (us), expires (us), owner id.
 INSERT_SHARE_SQL = (
     f"INSERT INTO {SHARE_TABLE} (token, created_at, updated_at, expires_at, status, ended_at, end_reason, "
-    "download_count, max_downloads, password_hash, owner_id, file_id) "
+    "download_count, max_downloads, password_hash, owner_id) "
     f"VALUES (?1, {_sql_datetime('?2')}, {_sql_datetime('?2')}, {_sql_datetime('?3')}, "
-    "'active', NULL, '', 0, NULL, '', ?4, NULL)"
+    "'active', NULL, '', 0, NULL, '', ?4)"
 )
 
 

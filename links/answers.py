@@ -14,6 +14,7 @@ from sharing.models import EndState, Share
 # gets the deployment's LANGUAGE_CODE).
 ANSWERS = {
     "no_such_link": (404, gettext_lazy("No such link.")),
+    "no_such_file": (404, gettext_lazy("This link holds no such file.")),
     "expired": (410, gettext_lazy("This link has expired.")),
     "download_limit": (410, gettext_lazy("This link has reached its download limit.")),
     "unshared": (410, gettext_lazy("This link has been unshared.")),

@@ -278,6 +278,13 @@ class ArchiveLayout:
         """Where each header or data stretch begins (for tests and debugging)."""
         return list(self._starts)
 
+    def data_bytes(self, start: int, end: int) -> int:
+        """How many of the archive's bytes [start, end) are files' data (the
+        rest are headers)."""
+        return sum(
+            max(0, min(end, m.data_offset + m.size) - max(start, m.data_offset)) for m in self._members if m.size
+        )
+
     def _end_records(self, here: int) -> bytes:
         count, size, offset = len(self._members), self.central_size, self.central_offset
         eocd = _EOCD.pack(

@@ -1,4 +1,5 @@
-"""The public link: /s/<token> (page or file) and /s/<token>/download (file)."""
+"""The public link: /s/<token> (page or the share), /s/<token>/download (the
+share), /s/<token>/files/<n> (its n-th file), /s/<token>/all.zip (all of them)."""
 
 from django.urls import re_path
 
@@ -11,4 +12,6 @@ TOKEN = r"(?P<token>[A-Za-z0-9_-]{1,64})"
 urlpatterns = [
     re_path(rf"^s/{TOKEN}$", views.link, name="public-share"),
     re_path(rf"^s/{TOKEN}/download$", views.download, name="public-download"),
+    re_path(rf"^s/{TOKEN}/files/(?P<position>[1-9][0-9]{{0,5}})$", views.file_download, name="public-file"),
+    re_path(rf"^s/{TOKEN}/all\.zip$", views.archive, name="public-archive"),
 ]

@@ -1,13 +1,16 @@
 """The public link, for people and for scripts.
 
 GET /s/<token> shows a browser (Accept: text/html) the landing page and
-sends anyone else the file, so existing links and scripts keep working;
-GET /s/<token>/download always sends the file; POST /s/<token> takes the
-link's password from the landing page's form. Viewing the page counts
-nothing; sending the file is decided by links.downloads.
+sends anyone else the share (its file, or a zip of its files when it holds
+several), so existing links and scripts keep working; GET /s/<token>/download
+always sends the share; /s/<token>/files/<n> sends its n-th file and
+/s/<token>/all.zip all of them as one zip; POST /s/<token> takes the link's
+password from the landing page's form. Viewing the page counts nothing;
+sending bytes is decided by links.downloads.
 """
 
 import logging
+from functools import partial
 
 from django.conf import settings
 from django.db import DatabaseError
@@ -20,6 +23,7 @@ from django.views.decorators.http import require_http_methods, require_safe
 from links import downloads
 from links.answers import answer, ended_kind, wants_html, with_page_headers
 from links.guards import header_password, request_allowed, try_password
+from links.payloads import ArchivePayload, FileMissing, FilePayload
 from links.tickets import give_unlock, is_unlocked
 from ratelimit.limits import CountersUnavailable
 from sharing.models import Share
@@ -72,8 +76,35 @@ def link(request, token: str):
 @require_safe
 @guarded
 def download(request, token: str):
-    """Always the file (the landing page's Download button)."""
+    """Always the share's bytes (the landing page's Download button)."""
     return send(request, token)
+
+
+@csrf_exempt
+@require_safe
+@guarded
+def file_download(request, token: str, position: str):
+    """One file of the share."""
+    return send(request, token, pick=partial(one_file, int(position)))
+
+
+@csrf_exempt
+@require_safe
+@guarded
+def archive(request, token: str):
+    """Every file of the share as one zip ("Download all")."""
+    return send(request, token, pick=ArchivePayload)
+
+
+def whole(share: Share):
+    """What the link itself sends: its file, or the zip of several."""
+    files = share.files
+    return FilePayload(files[0]) if len(files) == 1 else ArchivePayload(share)
+
+
+def one_file(position: int, share: Share):
+    stored = share.file_at(position)
+    return None if stored is None else FilePayload(stored)
 
 
 def landing(request, token: str, *, password_error: bool = False, status: int = 200):
@@ -84,15 +115,20 @@ def landing(request, token: str, *, password_error: bool = False, status: int = 
     if kind is not None:
         return answer(request, kind, share=share)
     locked = share.has_password and not is_unlocked(request, share)
+    files = share.files
     context = {
         "share": share,
         "locked": locked,
         "password_error": password_error,
-        "file_name": share.file.name,
-        "file_size": filesizeformat(share.file.size),
-        "file_size_bytes": share.file.size,
-        "content_type": share.file.content_type,
-        "sha256": share.file.sha256,
+        "files": files,
+        "several": len(files) > 1,
+        "title": share.title,
+        "file_name": files[0].name,
+        "file_size": filesizeformat(share.size),
+        "file_size_bytes": share.size,
+        "content_type": files[0].content_type,
+        "sha256": files[0].sha256,
+        "archive_size_bytes": ArchivePayload(share).size if len(files) > 1 else None,
         "shared_by": shared_by(share),
         "ms_left": max(0, int((share.expires_at - timezone.now()).total_seconds() * 1000)),
     }
@@ -128,7 +164,9 @@ def unlock(request, token: str):
     return response
 
 
-def send(request, token: str):
+def send(request, token: str, pick=whole):
+    """Send what `pick(share)` chooses (a links.payloads payload; None: the
+    share holds no such file), once the link's checks pass."""
     share = find(token)
     if share is None:
         return answer(request, "no_such_link")
@@ -147,10 +185,13 @@ def send(request, token: str):
             return answer(request, "password_limited", retry_after=retry_after)
         if outcome == "wrong":
             return answer(request, "wrong_password")
+    payload = pick(share) if share.files else None
+    if payload is None:
+        return answer(request, "no_such_file" if share.files else "file_gone", share=share)
     try:
-        response = downloads.serve(request, share)
-    except downloads.FileMissing:
-        logger.warning("Share %s points at missing bytes %s", share.pk, share.file.content.name)
+        response = downloads.serve(request, share, payload)
+    except FileMissing as missing:
+        logger.warning("Share %s points at missing bytes %s", share.pk, missing)
         return answer(request, "file_gone", share=share)
     if response is None:
         # Refused by the UPDATE: re-read to say why (unshared, expired or used up meanwhile).

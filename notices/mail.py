@@ -18,7 +18,6 @@ from django.conf import settings
 from django.core.mail import send_mail
 from django.template.loader import render_to_string
 from django.utils import timezone, translation
-from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from collect.models import ReceivedFile
@@ -62,7 +61,7 @@ def time_left(left: timedelta) -> str:
 
 
 def _send(share_id: int, kind: str) -> bool:
-    share = Share.objects.select_related("owner", "file").filter(pk=share_id).first()
+    share = Share.objects.select_related("owner").prefetch_related("items__file").filter(pk=share_id).first()
     if share is None:
         logger.info("%s notice for share %s skipped: the share is gone", kind, share_id)
         return False
@@ -108,7 +107,7 @@ def _share_context(share: Share) -> dict:
     return {
         "share": share,
         "owner": share.owner,
-        "file_name": share.file.name if share.file_id else _("a deleted file"),
+        "file_name": share.title,
         "time_left": time_left(share.expires_at - timezone.now()),
     }
 

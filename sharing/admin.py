@@ -18,7 +18,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from sharing.admin_events import ShareHistoryMixin
-from sharing.admin_files import plural  # and registers the file admin
+from sharing.admin_files import SHARES_OF_FILE, plural  # and registers the file admin
 from sharing.admin_filters import EffectiveStatusFilter, EndReasonFilter, ExpiresWithinFilter
 from sharing.admin_quotas import ByteSizeField  # and registers the storage account admin
 from sharing.models import Share, SharingPolicy, format_duration
@@ -94,7 +94,7 @@ class ShareAdmin(ShareHistoryMixin, admin.ModelAdmin):
     form = ShareAdminForm
     list_display = (
         "token_short",
-        "file",
+        "files_shown",
         "owner",
         "effective_status",
         "created",
@@ -103,10 +103,10 @@ class ShareAdmin(ShareHistoryMixin, admin.ModelAdmin):
         "downloads",
         "lateness_ms",
     )
-    list_display_links = ("token_short", "file")
-    list_select_related = ("file", "owner")
+    list_display_links = ("token_short", "files_shown")
+    list_select_related = ("owner",)
     list_filter = (EffectiveStatusFilter, ExpiresWithinFilter, EndReasonFilter)
-    search_fields = ("=token", "file__name", "owner__username")
+    search_fields = ("=token", "items__file__name", "owner__username")
     search_help_text = "Search by full token, file name or owner username."
     # Newest first by primary key (insertion order): the model's -created_at
     # ordering has no index of its own, and on 1e6 shares sorting by it costs
@@ -116,12 +116,17 @@ class ShareAdmin(ShareHistoryMixin, admin.ModelAdmin):
     empty_value_display = EMPTY
     actions = ("unshare_selected", "extend_by_7_days")
 
+    def lookup_allowed(self, lookup, value, request=None):
+        # The file page links to the shares that hold it.
+        return lookup == SHARES_OF_FILE or super().lookup_allowed(lookup, value, request)
+
     def get_queryset(self, request):
-        # The downloads column shows every download, folded or not.
-        return super().get_queryset(request).with_pending_downloads()
+        # The downloads column shows every download, folded or not; the
+        # files column names the files (prefetched for the page).
+        return super().get_queryset(request).with_pending_downloads().prefetch_related("items__file")
 
     fields = (
-        "file",
+        "files_shown",
         "owner",
         "token",
         "effective_status",
@@ -140,7 +145,7 @@ class ShareAdmin(ShareHistoryMixin, admin.ModelAdmin):
         "updated_at",
         "history",
     )
-    # file and owner too: re-pointing a share at another file (or user) is not
+    # files and owner too: re-pointing a share at other files (or user) is not
     # something the product does, and would hand one user's link to another.
     readonly_fields = tuple(name for name in fields if name != "expires_at")
 
@@ -153,6 +158,10 @@ class ShareAdmin(ShareHistoryMixin, admin.ModelAdmin):
     @admin.display(description="status", ordering="status")
     def effective_status(self, share):
         return share.effective_status()
+
+    @admin.display(description="files")
+    def files_shown(self, share):
+        return share.title
 
     @admin.display(description="created", ordering="created_at")
     def created(self, share):

@@ -91,7 +91,7 @@ def _summary(event: ShareEvent) -> str:
 class ShareEventAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = ("at", "kind", "share_link", "expiry", "lateness_ms", "bytes", "client_address")
     list_filter = ("kind", ("at", admin.DateFieldListFilter))
-    search_fields = ("=share__token", "share__file__name", "share__owner__username", "=client_address")
+    search_fields = ("=share__token", "share__items__file__name", "share__owner__username", "=client_address")
     search_help_text = "Search by the share's full token, its file name, its owner's username, or an exact address."
     # Newest first by primary key (insertion order): an index of its own.
     ordering = ("-id",)

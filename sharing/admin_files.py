@@ -7,13 +7,16 @@ its conditional UPDATE), never a plain delete().
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
-from django.db.models import Count
+from django.db.models import Count, Prefetch
 from django.forms.models import BaseInlineFormSet
 from django.template.defaultfilters import filesizeformat
 from django.urls import reverse
 from django.utils.html import format_html
 
-from sharing.models import Share, StoredFile, clean_file_name, delete_file
+from sharing.models import Share, ShareItem, StoredFile, clean_file_name, delete_file
+
+# The share list's query parameter for "the shares that hold this file".
+SHARES_OF_FILE = "items__file__id__exact"
 
 
 def plural(count: int, word: str = "share") -> str:
@@ -26,29 +29,48 @@ class RecentSharesFormSet(BaseInlineFormSet):
 
     def get_queryset(self):
         if not hasattr(self, "_recent"):
-            self._recent = super().get_queryset().order_by("-id")[: ShareInline.MAX_SHOWN]
+            self._recent = super().get_queryset().order_by("-share_id")[: ShareInline.MAX_SHOWN]
         return self._recent
 
 
 class ShareInline(admin.TabularInline):
+    """The shares that hold the file (one row per share)."""
+
     MAX_SHOWN = 100
 
-    model = Share
+    model = ShareItem
     formset = RecentSharesFormSet
-    fields = ("token", "effective_status", "expires_at", "total_downloads")
+    fields = ("token", "files_in_share", "effective_status", "expires_at", "total_downloads")
     readonly_fields = fields
     extra = 0
     can_delete = False
-    show_change_link = True
+    verbose_name = "share"
     verbose_name_plural = "shares"
 
+    @admin.display(description="token")
+    def token(self, item):
+        url = reverse(f"{self.admin_site.name}:sharing_share_change", args=[item.share_id])
+        return format_html('<a href="{}">{}</a>', url, item.share.token)
+
+    @admin.display(description="files")
+    def files_in_share(self, item):
+        return len(item.share.files)
+
     @admin.display(description="status")
-    def effective_status(self, share):
-        return share.effective_status()
+    def effective_status(self, item):
+        return item.share.effective_status()
+
+    @admin.display(description="expires at")
+    def expires_at(self, item):
+        return item.share.expires_at
+
+    @admin.display(description="downloads")
+    def total_downloads(self, item):
+        return item.share.total_downloads
 
     def get_queryset(self, request):
-        # Each row's change link names the share, and Share.__str__ reads file.
-        return super().get_queryset(request).select_related("file").with_pending_downloads()
+        shares = Share.objects.prefetch_related("items__file").with_pending_downloads()
+        return super().get_queryset(request).prefetch_related(Prefetch("share", queryset=shares))
 
     def has_add_permission(self, request, obj=None):
         return False
@@ -95,7 +117,7 @@ class StoredFileAdmin(admin.ModelAdmin):
     fields = ("name", *readonly_fields)
 
     def get_queryset(self, request):
-        return super().get_queryset(request).annotate(share_count=Count("shares"))
+        return super().get_queryset(request).annotate(share_count=Count("share_items"))
 
     @admin.display(description="size", ordering="size")
     def human_size(self, stored):
@@ -110,10 +132,11 @@ class StoredFileAdmin(admin.ModelAdmin):
         url = reverse(f"{self.admin_site.name}:sharing_share_changelist")
         shown = min(stored.share_count, ShareInline.MAX_SHOWN)
         return format_html(
-            '{} in all, the {} most recent below; <a href="{}?file__id__exact={}">list them all</a>',
+            '{} in all, the {} most recent below; <a href="{}?{}={}">list them all</a>',
             stored.share_count,
             shown,
             url,
+            SHARES_OF_FILE,
             stored.pk,
         )
 

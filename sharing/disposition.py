@@ -26,7 +26,17 @@ def ascii_fallback(name: str) -> str:
 def attachment(name: str) -> str:
     """The header's value: Django's for a plain ASCII name, else the
     UTF-8 `filename*` with an ASCII `filename=` fallback before it."""
-    header = content_disposition_header(True, name)
+    return _disposition(True, name)
+
+
+def inline_disposition(name: str) -> str:
+    """The same for a file shown in the browser (a preview), named if saved."""
+    return _disposition(False, name)
+
+
+def _disposition(as_attachment: bool, name: str) -> str:
+    header = content_disposition_header(as_attachment, name)
+    kind = "attachment" if as_attachment else "inline"
     if "filename*=" not in header:
         return header
-    return f'attachment; filename="{ascii_fallback(name)}"; ' + header.removeprefix("attachment; ")
+    return f'{kind}; filename="{ascii_fallback(name)}"; ' + header.removeprefix(f"{kind}; ")

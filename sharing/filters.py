@@ -25,7 +25,7 @@ class ShareFilterBackend(BaseFilterBackend):
             # An id past the largest the database can hold matches no file (and
             # would overflow the query parameter rather than just find nothing).
             file_pk = int(file_id)
-            queryset = queryset.filter(file_id=file_pk) if file_pk <= MAX_ID else queryset.none()
+            queryset = queryset.holding(file_pk) if file_pk <= MAX_ID else queryset.none()
         return queryset
 
     def get_schema_operation_parameters(self, view):

@@ -51,12 +51,29 @@ class ShareSerializer(serializers.ModelSerializer):
         help_text="Whole copies the link's byte budget still holds; null when unlimited.",
     )
     has_password = serializers.BooleanField(read_only=True, help_text="Whether the link asks for a password.")
+    file = serializers.IntegerField(
+        source="file.pk",
+        read_only=True,
+        allow_null=True,
+        help_text="Id of the share's first file (its only one, for a share of one file); null when all were deleted.",
+    )
+    files = serializers.ListField(
+        source="file_ids",
+        child=serializers.IntegerField(),
+        read_only=True,
+        help_text="Ids of every file the share holds, in the order its link lists them.",
+    )
+    size = serializers.IntegerField(
+        read_only=True, help_text="Bytes of one copy: the sizes of its files added up (what one download sends)."
+    )
 
     class Meta:
         model = Share
         fields = [
             "id",
             "file",
+            "files",
+            "size",
             "token",
             "url",
             "created_at",
@@ -84,9 +101,12 @@ class ShareSerializer(serializers.ModelSerializer):
         now = self.context.get("now") or timezone.now()
         lateness = share.lateness
         utc = self._once("utc", lambda: timezone.get_current_timezone_name() == "UTC")
+        file_ids = share.file_ids
         return {
             "id": share.id,
-            "file": share.file_id,
+            "file": file_ids[0] if file_ids else None,
+            "files": file_ids,
+            "size": share.size,
             "token": share.token,
             "url": self.get_url(share),
             "created_at": _iso(share.created_at, utc),

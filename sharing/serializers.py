@@ -4,6 +4,7 @@ Serializers only parse and present; the rules (who may share what, how long a
 share may live, when it stops being servable) are the models'.
 """
 
+import copy
 import re
 from datetime import datetime, timedelta
 
@@ -19,6 +20,7 @@ from sharing.exceptions import PayloadTooLarge
 from sharing.models import (
     KEEP,
     MAX_DOWNLOADS_LIMIT,
+    MAX_FILES_PER_SHARE,
     MESSAGE_MAX_LENGTH,
     QuotaExceeded,
     Share,
@@ -154,7 +156,11 @@ class ExpiryInputSerializer(serializers.Serializer):
         # view may alter its copies: ~0.2 ms of each share created. These
         # serializers never alter theirs; a field made afresh from its
         # arguments, which is all DRF's copy does after copying them, is new.
-        return {name: type(field)(*field._args, **field._kwargs) for name, field in self._declared_fields.items()}
+        # A list's child is bound to its list when made: that one is copied.
+        return {
+            name: copy.deepcopy(field) if "child" in field._kwargs else type(field)(*field._args, **field._kwargs)
+            for name, field in self._declared_fields.items()
+        }
 
     def resolve_deadline(self, attrs) -> datetime:
         return SharingPolicy.current().resolve_expires_at(
@@ -268,13 +274,13 @@ class OwnFileField(serializers.PrimaryKeyRelatedField):
             row = rows.fetch_one(connection, rows.statement(connection, _own_file_sql), [pk, owner_id])
         if row is None:
             self.fail("does_not_exist", pk_value=data)
-        return StoredFile.from_db(connection.alias, [pk_field.attname, "owner_id"], [row[0], owner_id])
+        return StoredFile.from_db(connection.alias, [pk_field.attname, "owner_id", "size"], [row[0], owner_id, row[1]])
 
 
 def _own_file_sql(connection) -> str:
     quote, meta = connection.ops.quote_name, StoredFile._meta
     return (
-        f"SELECT {quote(meta.pk.column)} FROM {quote(meta.db_table)} "
+        f"SELECT {quote(meta.pk.column)}, {quote(meta.get_field('size').column)} FROM {quote(meta.db_table)} "
         f"WHERE {quote(meta.pk.column)} = %s AND {quote(meta.get_field('owner').column)} = %s"
     )
 
@@ -290,7 +296,22 @@ def refuse_unknown_fields(serializer: serializers.Serializer, message: str) -> N
 class ShareCreateSerializer(
     ExpiryInputSerializer, LinkRulesSerializer, ShareMessageSerializer, NoticeSettingsSerializer
 ):
-    file = OwnFileField(queryset=StoredFile.objects.all(), help_text="Id of one of your files.")
+    file = OwnFileField(
+        queryset=StoredFile.objects.all(), required=False, help_text="Id of one of your files (or send files)."
+    )
+    files = serializers.ListField(
+        child=OwnFileField(queryset=StoredFile.objects.all()),
+        required=False,
+        min_length=1,
+        max_length=MAX_FILES_PER_SHARE,
+        help_text=f"Ids of your files to share behind one link, in the order the link lists them "
+        f"(1 to {MAX_FILES_PER_SHARE}, each once); instead of file.",
+    )
+
+    def validate_files(self, files):
+        if len({stored.pk for stored in files}) != len(files):
+            raise serializers.ValidationError("A file is listed twice: give each file once.")
+        return files
 
     def validate_password(self, password: str) -> str:
         # On a new link "" protects nothing: a mistake (an empty variable),
@@ -303,13 +324,18 @@ class ShareCreateSerializer(
 
     def validate(self, attrs):
         refuse_unknown_fields(self, "This field does not exist; nothing was created.")
+        if ("file" in attrs) == ("files" in attrs):
+            raise serializers.ValidationError(
+                {"file": ["Give file (one file id) or files (a list of file ids), not both or neither."]}
+            )
+        attrs["shared"] = attrs.pop("files", None) or [attrs.pop("file")]
         # Raises Django's ValidationError naming the field; DRF reports it as a 400.
         attrs["deadline"] = self.resolve_deadline(attrs)
         return attrs
 
     def create(self, validated_data):
         return Share.create_for(
-            file=validated_data["file"],
+            files=validated_data["shared"],
             expires_at=validated_data["deadline"],
             max_downloads=validated_data.get("max_downloads"),
             password=validated_data.get("password", ""),

@@ -17,8 +17,9 @@ events (list of saved ShareEvent, ids set), using (database alias).
 
 share_ended is sent INSIDE the transaction that ended a share by unsharing,
 by its download limit or by a new limit (an end other than by time), once
-its UPDATE has said so. Argument: file_id (None when the file is gone).
-sharing.models.removal reaps the file after the commit if it is ephemeral.
+its UPDATE has said so. Argument: file_ids (the files it still holds; empty
+when all are gone). sharing.models.removal reaps them after the commit if
+they are ephemeral.
 
 shares_expired is sent once per committed expiry statement
 (sharing.models.expiring, the one path that ends shares by time), after the

@@ -198,8 +198,8 @@ class ShareViewSet(
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):  # schema generation has no user
             return Share.objects.none()
-        # The file's size turns a limited link's byte budget into downloads left.
-        shares = Share.objects.filter(owner=self.request.user).select_related("file").with_pending_downloads()
+        # Each share lists its files (prefetched for the page: one query).
+        shares = Share.objects.filter(owner=self.request.user).prefetch_related("items").with_pending_downloads()
         if self.action == "list":
             # Columns no share of a page shows: with 50 shares a page, their
             # conversions were ~15 % of the list's time.

@@ -11,6 +11,7 @@ from rest_framework.test import APIClient
 
 from notices.worker import default_worker
 from sharing.models import Share, StoredFile
+from tests.helpers import hold
 
 
 @pytest.fixture(autouse=True)
@@ -96,9 +97,10 @@ def make_shares(shared_file):
     def make(count: int, seconds: float) -> list[Share]:
         now = timezone.now()
         deadline = now + timedelta(seconds=seconds)
-        return Share.objects.bulk_create(
-            Share(file=shared_file, owner=shared_file.owner, created_at=now, updated_at=now, expires_at=deadline)
+        made = Share.objects.bulk_create(
+            Share(owner=shared_file.owner, size=shared_file.size, created_at=now, updated_at=now, expires_at=deadline)
             for _ in range(count)
         )
+        return hold(made, shared_file)
 
     return make

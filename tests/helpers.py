@@ -16,7 +16,7 @@ from django.db import connection, connections, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from sharing.models import Share
+from sharing.models import Share, ShareItem
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -24,6 +24,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARE_FIELDS = [
     "id",
     "file",
+    "files",
+    "size",
     "token",
     "url",
     "created_at",
@@ -210,6 +212,15 @@ def report(capsys, title: str, **figures) -> None:
         print(f"\n[figures] {title}: " + ", ".join(f"{name}={value}" for name, value in figures.items()), flush=True)
 
 
+def hold(shares: list[Share], stored_file) -> list[Share]:
+    """Make each of `shares` (inserted in bulk, so without Share.create_for)
+    hold `stored_file` as its one file; return them."""
+    ShareItem.objects.bulk_create(
+        (ShareItem(share_id=share.pk, file_id=stored_file.pk, position=1) for share in shares), batch_size=5000
+    )
+    return shares
+
+
 def bulk_shares(stored_file, offsets: list[float], start_in: float) -> list[int]:
     """Create active shares due `start_in` + offset seconds from when they
     are all in place (no signals, no NOTIFY); return their ids.
@@ -221,8 +232,8 @@ def bulk_shares(stored_file, offsets: list[float], start_in: float) -> list[int]
     parked = now + timedelta(days=1)
     shares = (
         Share(
-            file=stored_file,
             owner=stored_file.owner,
+            size=stored_file.size,
             created_at=now,
             updated_at=now,
             expires_at=parked + timedelta(seconds=offset),
@@ -230,7 +241,7 @@ def bulk_shares(stored_file, offsets: list[float], start_in: float) -> list[int]
         for offset in offsets
     )
     with transaction.atomic():
-        ids = [share.pk for share in Share.objects.bulk_create(shares, batch_size=5000)]
+        ids = [share.pk for share in hold(Share.objects.bulk_create(shares, batch_size=5000), stored_file)]
     # A range, not `pk IN (50,000 ids)`: some SQLite builds allow 32766 parameters.
     Share.objects.filter(pk__range=(min(ids), max(ids)), expires_at__gte=parked).update(
         expires_at=F("expires_at") - (parked - timezone.now()) + timedelta(seconds=start_in)

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from sharing.admin import format_time_left
 from sharing.admin_files import ShareInline
-from sharing.models import Share, SharingPolicy, StoredFile
+from sharing.models import Share, ShareItem, SharingPolicy, StoredFile
 
 SHARES = reverse("admin:sharing_share_changelist")
 FILES = reverse("admin:sharing_storedfile_changelist")
@@ -442,25 +442,26 @@ def test_file_change_page_shows_only_the_most_recent_shares_in_few_queries(admin
     assert all(share.token in html for share in recent)
     assert oldest.token not in html
     assert "6 in all, the 3 most recent below" in html
-    assert f"?file__id__exact={stored.pk}" in html
-    assert listed(admin_client.get(SHARES, {"file__id__exact": stored.pk})) == set(
-        stored.shares.values_list("pk", flat=True)
+    assert f"?items__file__id__exact={stored.pk}" in html
+    assert listed(admin_client.get(SHARES, {"items__file__id__exact": stored.pk})) == set(
+        Share.objects.holding(stored.pk).values_list("pk", flat=True)
     )
 
 
 def test_file_change_page_saves_a_new_name_and_keeps_shares(admin_client, alice, make_file):
     stored = make_file(alice)
     share = make_share(stored, timedelta(days=1))
-    data = {"name": "renamed.txt", "shares-TOTAL_FORMS": "1", "shares-INITIAL_FORMS": "1"}
-    data |= {"shares-MIN_NUM_FORMS": "0", "shares-MAX_NUM_FORMS": "1000", "shares-0-id": str(share.pk)}
-    data["shares-0-file"] = str(stored.pk)
+    item = ShareItem.objects.get(share=share)
+    data = {"name": "renamed.txt", "share_items-TOTAL_FORMS": "1", "share_items-INITIAL_FORMS": "1"}
+    data |= {"share_items-MIN_NUM_FORMS": "0", "share_items-MAX_NUM_FORMS": "1000", "share_items-0-id": str(item.pk)}
+    data["share_items-0-file"] = str(stored.pk)
     response = admin_client.post(reverse("admin:sharing_storedfile_change", args=[stored.pk]), data)
     assert response.status_code == 302, response.context["adminform"].form.errors
     stored.refresh_from_db()
     share.refresh_from_db()
     assert stored.name == "renamed.txt"
     assert share.status == Share.Status.ACTIVE
-    assert share.file_id == stored.pk
+    assert share.file_ids == [stored.pk]
 
 
 def assert_deleted_with_shares(stored, shares_of_file, already_ended):
@@ -468,7 +469,7 @@ def assert_deleted_with_shares(stored, shares_of_file, already_ended):
     assert not stored.content.storage.exists(stored.content.name)
     for share in shares_of_file:
         share.refresh_from_db()
-        assert share.file_id is None
+        assert share.files == []
         assert share.status == Share.Status.UNSHARED
     for share in already_ended:
         share.refresh_from_db()
@@ -596,7 +597,7 @@ def test_non_staff_users_are_sent_to_the_login_page(alice, shares):
 
 def test_every_admin_page_renders_without_server_error(admin_client, shares, alice, make_file):
     stored = StoredFile.objects.first()
-    Share.objects.filter(pk=shares["bob_unshared"].pk).update(file=None)  # a share of a deleted file
+    ShareItem.objects.filter(share=shares["bob_unshared"]).delete()  # a share of a deleted file
     admin_client.get(POLICY)
     urls = [reverse("admin:index"), reverse("admin:app_list", args=["sharing"])]
     for name, obj in (("share", shares["alice_active"]), ("share", shares["bob_unshared"]), ("storedfile", stored)):

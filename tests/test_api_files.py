@@ -250,7 +250,7 @@ def test_delete_unshares_active_shares_and_removes_bytes(
     assert not StoredFile.objects.filter(pk=stored.pk).exists()
     assert not path.exists()
     active.refresh_from_db()
-    assert (active.status, active.end_reason, active.file_id) == ("unshared", "file_deleted", None)
+    assert (active.status, active.end_reason, active.files) == ("unshared", "file_deleted", [])
     assert active.ended_at is not None
     ended.refresh_from_db()
     assert (ended.status, ended.end_reason, ended.ended_at) == ("unshared", "unshared", ended_at)

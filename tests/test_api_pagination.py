@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from sharing.models import Share
 from sharing.pagination import PageFirstPaginator, StandardPagination
+from tests.helpers import hold
 
 pytestmark = pytest.mark.django_db
 
@@ -20,10 +21,17 @@ PAGES = ["1", "2", "3", "4", "last", "0", "-1", "abc", "1.0", "2.5", "", "999999
 
 def make(shared_file, count):
     now = timezone.now()
-    Share.objects.bulk_create(
-        Share(file=shared_file, owner=shared_file.owner, created_at=now, updated_at=now, expires_at=now + timedelta(1))
+    made = Share.objects.bulk_create(
+        Share(
+            owner=shared_file.owner,
+            size=shared_file.size,
+            created_at=now,
+            updated_at=now,
+            expires_at=now + timedelta(1),
+        )
         for _ in range(count)
     )
+    hold(made, shared_file)
 
 
 def answers(client, monkeypatch, paginator_class):

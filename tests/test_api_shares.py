@@ -51,6 +51,8 @@ def test_create_with_expires_in(alice_client, alice_file, clock):
     assert body == {
         "id": share.pk,
         "file": alice_file.pk,
+        "files": [alice_file.pk],
+        "size": alice_file.size,
         "token": share.token,
         "url": f"http://testserver/s/{share.token}",
         "created_at": "2030-01-01T12:00:00Z",
@@ -205,7 +207,9 @@ def test_missing_file_is_400(alice_client):
     response = create(alice_client, expires_in=60)
 
     assert response.status_code == 400
-    assert response.json() == {"file": ["This field is required."]}
+    assert response.json() == {
+        "file": ["Give file (one file id) or files (a list of file ids), not both or neither."]
+    }
 
 
 @pytest.mark.parametrize("value", [999999, "abc", None])
@@ -471,7 +475,7 @@ def test_patch_with_bad_expires_at_is_400(alice_client, alice_file, clock, value
 )
 def test_patch_of_other_fields_is_400(alice_client, alice_file, body):
     share = make_share(alice_file)
-    before = (share.token, share.expires_at, share.status, share.file_id)
+    before = (share.token, share.expires_at, share.status, share.file_ids)
 
     response = alice_client.patch(f"/api/shares/{share.pk}/", body, format="json")
 
@@ -484,7 +488,7 @@ def test_patch_of_other_fields_is_400(alice_client, alice_file, body):
         ]
     }
     share.refresh_from_db()
-    assert (share.token, share.expires_at, share.status, share.file_id) == before
+    assert (share.token, share.expires_at, share.status, share.file_ids) == before
 
 
 def test_patch_of_an_unshared_share_is_409(alice_client, alice_file):

@@ -198,10 +198,10 @@ def admin_rename(stored, name: str):
     data.update(
         {
             "name": name,
-            "shares-TOTAL_FORMS": "0",
-            "shares-INITIAL_FORMS": "0",
-            "shares-MIN_NUM_FORMS": "0",
-            "shares-MAX_NUM_FORMS": "1000",
+            "share_items-TOTAL_FORMS": "0",
+            "share_items-INITIAL_FORMS": "0",
+            "share_items-MIN_NUM_FORMS": "0",
+            "share_items-MAX_NUM_FORMS": "1000",
         }
     )
     return admin.post(change, data)

@@ -26,6 +26,7 @@ MODEL_LAYERS = [
     {"state", "budget", "events", "policy"},
     {"quotas"},
     {"files"},
+    {"items"},
     {"downloads"},
     {"shares"},
     {"lookup", "expiring"},

@@ -77,7 +77,7 @@ def test_unsharing_the_last_share_deletes_the_file(alice_client, ephemeral, medi
     assert wait_until(lambda: gone(media_root, ephemeral), 2)
     assert time.monotonic() - started < 2
     second.refresh_from_db()
-    assert (second.status, second.file_id) == (Share.Status.UNSHARED, None)  # the record stays
+    assert (second.status, second.files) == (Share.Status.UNSHARED, [])  # the record stays
 
 
 def test_the_download_that_uses_the_last_allowance_deletes_the_file(anon_client, ephemeral, media_root):
@@ -208,7 +208,7 @@ def test_the_daemon_deletes_the_file_within_2_seconds_of_its_deadline(ephemeral,
     assert left_disk - share.expires_at < timedelta(seconds=2)
     assert not StoredFile.objects.filter(pk=ephemeral.pk).exists()
     share.refresh_from_db()
-    assert (share.status, share.end_reason, share.file_id) == (Share.Status.EXPIRED, "expired", None)
+    assert (share.status, share.end_reason, share.files) == (Share.Status.EXPIRED, "expired", [])
     assert on_disk(media_root, shared_file).exists()
     assert "1 ephemeral files deleted" in output.read_text()
 

@@ -13,7 +13,7 @@ from django.utils import translation
 from freezegun import freeze_time
 
 from notices.mail import notify_first_download, send_reminder, time_left
-from sharing.models import Share
+from sharing.models import Share, ShareItem
 from tests.helpers import REPO_ROOT
 
 pytestmark = pytest.mark.django_db
@@ -71,7 +71,7 @@ def test_an_english_deployment_writes_english_even_inside_a_french_request(setti
 
 def test_a_notice_for_a_deleted_file_names_it_in_the_deployments_language(settings, two_day_share):
     settings.LANGUAGE_CODE = "fr"
-    Share.objects.filter(pk=two_day_share.pk).update(file=None)
+    ShareItem.objects.filter(share=two_day_share).delete()
     with freeze_time(T0):
         assert send_reminder(two_day_share.pk)
     assert mail.outbox[0].subject.startswith("Votre lien vers un fichier supprimé expire dans")

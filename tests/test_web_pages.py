@@ -306,7 +306,6 @@ def test_the_status_tabs_filter_by_the_status_a_visitor_sees(alice_web, shared_f
     gone.unshare()
     # A share past its deadline that no daemon has marked yet counts as expired.
     overdue = Share.objects.create(
-        file=shared_file,
         owner=shared_file.owner,
         created_at=timezone.now() - timedelta(hours=2),
         expires_at=timezone.now() - timedelta(hours=1),

@@ -12,6 +12,7 @@ module imports only from the layers above it in this list, never below
    policy     the admin-edited sharing policy
 2. quotas     how many bytes each user's files may take (StorageAccount)
 3. files      stored files and the upload rules
+   items      which files a share holds (ShareItem)
 4. downloads  what a response may send (reserving and settling bytes),
               counting copies, folding pending counts
 5. shares     the Share model: create, change, unshare
@@ -35,6 +36,7 @@ from sharing.models.files import (
     delete_stored_bytes,
     stored_file_path,
 )
+from sharing.models.items import MAX_FILES_PER_SHARE, ShareItem
 from sharing.models.policy import SharingPolicy, format_duration
 from sharing.models.quotas import QuotaExceeded, StorageAccount
 from sharing.models.reactivation import ReactivationRefused, reactivate
@@ -53,6 +55,7 @@ from sharing.models.state import EndState, Fate, locked_now
 __all__ = [
     "KEEP",
     "MAX_DOWNLOADS_LIMIT",
+    "MAX_FILES_PER_SHARE",
     "MESSAGE_MAX_LENGTH",
     "Download",
     "EndState",
@@ -62,6 +65,7 @@ __all__ = [
     "Reservation",
     "Share",
     "ShareEvent",
+    "ShareItem",
     "ShareQuerySet",
     "SharingPolicy",
     "StorageAccount",

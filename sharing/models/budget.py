@@ -1,8 +1,9 @@
 """A limited link's byte budget: what "N downloads" means in bytes.
 
 A link limited to N downloads may send at most N copies' worth of its
-file's bytes, plus a resend allowance, however they are asked for (whole
-files, resumed ranges, several connections at once). Each response
+files' bytes (Share.size: each file once; a zip's headers cost nothing),
+plus a resend allowance, however they are asked for (whole files, one file
+at a time, the zip, resumed ranges, several connections at once). Each response
 reserves the bytes of its range before it sends them (one conditional
 UPDATE of Share.bytes_left, sharing.models.downloads) and gives back what it
 did not send when the client hangs up early; a crash gives nothing back.
@@ -41,9 +42,10 @@ def byte_budget(max_downloads: int | None, size: int) -> int | None:
     return max_downloads * copy_bytes(size) + resend_allowance(size)
 
 
-def charge(first: int, end: int) -> int:
-    """What a response sending bytes [first, end) reserves (at least one unit)."""
-    return max(end - first, 1)
+def charge(counted: int) -> int:
+    """What a response whose range holds `counted` bytes of the share's
+    files reserves (at least one unit)."""
+    return max(counted, 1)
 
 
 def whole_copies(bytes_left: int | None, size: int) -> int | None:
@@ -55,8 +57,8 @@ def whole_copies(bytes_left: int | None, size: int) -> int | None:
 
 def no_whole_copy_q() -> Q:
     """whole_copies() == 0 as a Q over shares: a limited share whose budget
-    holds less than one copy of its file (for lists filtered by status)."""
-    return Q(bytes_left__lt=Greatest(F("file__size"), Value(1)))
+    holds less than one copy of its files (for lists filtered by status)."""
+    return Q(bytes_left__lt=Greatest(F("size"), Value(1)))
 
 
 def bytes_used(*, max_downloads: int | None, bytes_left: int | None, download_count: int, size: int) -> int:

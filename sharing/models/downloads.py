@@ -33,6 +33,7 @@ sharing.models.state for the rule and reaches the share as `type(self)`.
 """
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
@@ -43,6 +44,7 @@ from django.utils import timezone
 
 from sharing.models.budget import charge, copy_bytes
 from sharing.models.events import ShareEvent, Visitor, record_download
+from sharing.models.items import file_ids_of
 from sharing.models.state import EndReason, Status, locked_now, sendable_sql, servable_sql
 from sharing.signals import share_downloaded, share_ended
 
@@ -73,12 +75,32 @@ class Download(models.Model):
         return f"download {self.pk} of share {self.share_id}"
 
 
+def plain_bytes(first: int, end: int) -> int:
+    """What a file's bytes [first, end) count against a byte budget: all of them."""
+    return end - first
+
+
+@dataclass(frozen=True)
+class Sending:
+    """What a response sends: one file of the share (`file_id`) or its zip
+    (`file_id` None), and how many of the bytes between two offsets of the
+    response count against the budget (a zip's headers count nothing: a copy
+    of the share is each file's bytes once, however they are sent)."""
+
+    file_id: int | None = None
+    counted: Callable[[int, int], int] = plain_bytes
+
+    def details(self) -> str:
+        """The download event's details, as JSON: which file, or the zip."""
+        return '{"zip": true}' if self.file_id is None else f'{{"file": {int(self.file_id)}}}'
+
+
 @dataclass(frozen=True)
 class Reservation:
     """A response allowed to send bytes [first, end) of share `share_id`.
 
     `budgeted`: the bytes came out of the share's byte budget, so the
-    response must settle when it closes. `size` is the file's."""
+    response must settle when it closes. `size` is the share's (one copy)."""
 
     share_id: int
     first: int
@@ -86,6 +108,7 @@ class Reservation:
     size: int
     budgeted: bool
     share_model: type
+    counted: Callable[[int, int], int] = plain_bytes
 
     def settle(self, sent_until: int) -> None:
         """The response stopped at `sent_until`: give back what it never
@@ -94,9 +117,10 @@ class Reservation:
         bytes reserved (the safe direction) and is logged."""
         if not self.budgeted:
             return
-        unsent = max(0, self.end - max(sent_until, self.first))
+        unsent = max(0, self.counted(min(max(sent_until, self.first), self.end), self.end))
+        reserved = charge(self.counted(self.first, self.end))
         try:
-            settle_locked(self.share_model, self.share_id, charge(self.first, self.end), unsent, copy_bytes(self.size))
+            settle_locked(self.share_model, self.share_id, reserved, unsent, copy_bytes(self.size))
         except DatabaseError:
             logger.warning("could not settle a response of share %s", self.share_id, exc_info=True)
 
@@ -131,31 +155,34 @@ def settle_locked(share_model, share_id: int, reserved: int, unsent: int, copy: 
         if ended:
             ShareEvent.record(share_id, ShareEvent.Kind.DOWNLOAD_LIMIT_REACHED, now)
         if ended:
-            file_id = share_model.objects.filter(pk=share_id).values_list("file_id", flat=True).first()
-            share_ended.send(sender=share_model, file_id=file_id)
+            share_ended.send(sender=share_model, file_ids=file_ids_of(share_id, connection.alias))
     return ended
 
 
 class DownloadCounting:
     """Share's download methods (a base of sharing.models.shares.Share)."""
 
-    def reserve_bytes(self, *, first: int, end: int, visitor: Visitor | None = None) -> Reservation | None:
-        """Allow a response to send bytes [first, end) of the file, or return
-        None when the link may not send them (ended, unshared, past its
-        deadline, or its byte budget does not hold the whole range).
+    def reserve_bytes(
+        self, *, first: int, end: int, visitor: Visitor | None = None, sending: Sending | None = None
+    ) -> Reservation | None:
+        """Allow a response to send bytes [first, end) of what `sending` says
+        (the share's first file when None), or return None when the link may
+        not send them (ended, unshared, past its deadline, or its byte budget
+        does not hold the whole range).
 
         A response from byte 0 counts a copy. Call settle() on the
         Reservation when the response closes, however it ended."""
-        size = self.file.size
+        if sending is None:
+            sending = Sending(file_id=self.file.pk if self.file is not None else None)
         if self.max_downloads is None and not self._owes_first_download_notice():
-            reserved = self._send_unlimited(first=first, end=end, size=size, visitor=visitor)
+            reserved = self._send_unlimited(first=first, end=end, visitor=visitor, sending=sending)
             if reserved is not _NOT_UNLIMITED:
                 return reserved
-        return self._reserve_exactly(first=first, end=end, size=size, visitor=visitor)
+        return self._reserve_exactly(first=first, end=end, visitor=visitor, sending=sending)
 
     def count_download(self, *, visitor: Visitor | None = None) -> bool:
-        """Send one whole copy at once (reserve it and settle it as fully
-        sent); return whether the link allowed it."""
+        """Send one whole copy of a one-file share at once (reserve it and
+        settle it as fully sent); return whether the link allowed it."""
         reservation = self.reserve_bytes(first=0, end=self.file.size, visitor=visitor)
         if reservation is None:
             return False
@@ -165,7 +192,9 @@ class DownloadCounting:
     def _owes_first_download_notice(self) -> bool:
         return self.notify_first_download and self.first_download_notified_at is None
 
-    def _reserve_exactly(self, *, first: int, end: int, size: int, visitor: Visitor | None) -> Reservation | None:
+    def _reserve_exactly(
+        self, *, first: int, end: int, visitor: Visitor | None, sending: Sending
+    ) -> Reservation | None:
         """The exact path: check and reserve in one UPDATE of the share's row.
 
         Check and reservation are one statement, so a response racing an
@@ -175,7 +204,7 @@ class DownloadCounting:
         the lock is ours: a response that waited for the lock past the
         deadline is refused."""
         starts_copy = first == 0
-        cost = charge(first, end)
+        cost = charge(sending.counted(first, end))
         with transaction.atomic():
             now = locked_now(type(self).objects.filter(pk=self.pk))
             connection = connections[type(self).objects.db]
@@ -193,15 +222,22 @@ class DownloadCounting:
                 if row is None:
                     return None
                 record_download(
-                    cursor, connection, self.pk, now, visitor=visitor, size=end - first, resumed=not starts_copy
+                    cursor,
+                    connection,
+                    self.pk,
+                    now,
+                    visitor=visitor,
+                    size=end - first,
+                    resumed=not starts_copy,
+                    details=sending.details(),
                 )
             if starts_copy and self._owes_first_download_notice():
                 # The notices app claims and sends it after the commit; the
                 # claim (not this instance's view) decides.
                 transaction.on_commit(partial(share_downloaded.send, sender=type(self), share_id=self.pk))
-        return Reservation(self.pk, first, end, size, row[0] is not None, type(self))
+        return Reservation(self.pk, first, end, self.size, row[0] is not None, type(self), sending.counted)
 
-    def _send_unlimited(self, *, first: int, end: int, size: int, visitor: Visitor | None):
+    def _send_unlimited(self, *, first: int, end: int, visitor: Visitor | None, sending: Sending):
         """The quick path: a live link without a limit. A response from byte
         0 inserts a pending Download row; a later range only checks. Return
         the Reservation, None when the link may not serve, or _NOT_UNLIMITED
@@ -235,8 +271,17 @@ class DownloadCounting:
                 unlimited = cursor.fetchone()
                 return _NOT_UNLIMITED if unlimited is not None and not unlimited[0] else None
             resumed = not starts_copy
-            record_download(cursor, connection, self.pk, now, visitor=visitor, size=end - first, resumed=resumed)
-        return Reservation(self.pk, first, end, size, False, type(self))
+            record_download(
+                cursor,
+                connection,
+                self.pk,
+                now,
+                visitor=visitor,
+                size=end - first,
+                resumed=resumed,
+                details=sending.details(),
+            )
+        return Reservation(self.pk, first, end, self.size, False, type(self), sending.counted)
 
 
 # --- folding pending downloads into download_count -----------------------------

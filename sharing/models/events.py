@@ -192,9 +192,11 @@ def record_download(
     visitor: Visitor | None,
     size: int | None,
     resumed: bool = False,
+    details: str = "{}",
 ) -> None:
     """Record a response its statement allowed (`downloaded` from byte 0,
-    `resumed` from a later byte, with the bytes of its range), with `cursor`
+    `resumed` from a later byte, with the bytes of its range and `details`,
+    JSON saying which file or the zip), with `cursor`
     inside that statement's transaction; then share_events_saved as for any
     events. The INSERT is written out: bulk_create's building of it cost more
     CPU than the download's UPDATE."""
@@ -203,7 +205,7 @@ def record_download(
     table = connection.ops.quote_name(ShareEvent._meta.db_table)
     columns = "share_id, kind, at, bytes, client_address, user_agent, details"
     cursor.execute(
-        f"INSERT INTO {table} ({columns}) VALUES (%s, %s, %s, %s, %s, %s, '{{}}') RETURNING id",
+        f"INSERT INTO {table} ({columns}) VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING id",
         [
             share_id,
             kind,
@@ -211,6 +213,7 @@ def record_download(
             size,
             connection.ops.adapt_ipaddressfield_value(shown.get("client_address")),
             shown.get("user_agent", ""),
+            details,
         ],
     )
     events = [ShareEvent(pk=cursor.fetchone()[0], share_id=share_id, kind=kind, at=at)]

@@ -1,5 +1,6 @@
-"""Finding a share by its link's token, with its file: the first query of
-every public link request.
+"""Finding a share by its link's token, with its files: the first query of
+every public link request (one row per file, in order; one row with no file
+when all were deleted).
 
 Written out once per database and turned into model instances with
 Model.from_db, as the ORM would: compiling the select_related query cost
@@ -11,26 +12,30 @@ from functools import cache
 from django.db import connections
 
 from sharing.models.files import StoredFile
+from sharing.models.items import ShareItem
 from sharing.models.shares import Share
 
 
 def share_by_token(token: str, using: str = "default") -> Share | None:
-    """The share whose token is `token`, its file attached (None when the
-    file was deleted), or None when there is no such share."""
+    """The share whose token is `token`, its files attached (none when all
+    were deleted), or None when there is no such share."""
     connection = connections[using]
     with connection.cursor() as cursor:
         cursor.execute(_statement(connection.vendor, using), [token])
-        row = cursor.fetchone()
-    if row is None:
+        rows = cursor.fetchall()
+    if not rows:
         return None
     share_names, file_names = _columns()
-    share_values = _converted(connection, Share, row[: len(share_names)])
+    share_values = _converted(connection, Share, rows[0][: len(share_names)])
     share = Share.from_db(using, share_names, share_values)
-    file_values = row[len(share_names) :]
-    stored = None
-    if file_values[0] is not None:
-        stored = StoredFile.from_db(using, file_names, _converted(connection, StoredFile, file_values))
-    Share.file.field.set_cached_value(share, stored)
+    files = []
+    for row in rows:
+        file_values, position = row[len(share_names) : -1], row[-1]
+        if file_values[0] is not None:
+            stored = StoredFile.from_db(using, file_names, _converted(connection, StoredFile, file_values))
+            stored.position_in_share = position
+            files.append(stored)
+    share.attach_files(files)
     return share
 
 
@@ -47,9 +52,11 @@ def _statement(vendor: str, using: str) -> str:
     quote = connections[using].ops.quote_name
     share_names, file_names = _columns()
     selected = [f"s.{quote(name)}" for name in share_names] + [f"f.{quote(name)}" for name in file_names]
+    selected.append("i.position")
     return (
         f"SELECT {', '.join(selected)} FROM {quote(Share._meta.db_table)} s "
-        f"LEFT JOIN {quote(StoredFile._meta.db_table)} f ON f.id = s.file_id WHERE s.token = %s"
+        f"LEFT JOIN {quote(ShareItem._meta.db_table)} i ON i.share_id = s.id "
+        f"LEFT JOIN {quote(StoredFile._meta.db_table)} f ON f.id = i.file_id WHERE s.token = %s ORDER BY i.position"
     )
 
 

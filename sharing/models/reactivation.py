@@ -19,11 +19,13 @@ from datetime import datetime
 from functools import partial
 
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 
 from sharing.models import budget
 from sharing.models.downloads import fold_locked
 from sharing.models.events import ShareEvent
 from sharing.models.expiring import expire_shares
+from sharing.models.items import ShareItem
 from sharing.models.shares import KEEP, Share, announce_schedule
 from sharing.models.state import is_servable, locked_now
 
@@ -45,7 +47,8 @@ _BEFORE = (
     "max_downloads",
     "bytes_left",
     "bytes_reserved",
-    "file_id",
+    "size",
+    "has_files",
 )
 
 
@@ -60,10 +63,11 @@ def reactivate(share: Share, expires_at: datetime, *, reset_downloads: bool = Fa
         if expires_at <= now:
             raise ReactivationRefused("The new deadline passed before the share could be reactivated.", "past")
         # Read under the lock: what the UPDATE below changes it from.
-        before = Share.objects.filter(pk=share.pk).values(*_BEFORE).first()
+        has_files = Exists(ShareItem.objects.filter(share_id=OuterRef("pk")))
+        before = Share.objects.filter(pk=share.pk).annotate(has_files=has_files).values(*_BEFORE).first()
         expire_shares([share.pk], now)  # ended by its deadline, not yet by the daemon
         ended = [Share.Status.EXPIRED, Share.Status.UNSHARED]
-        candidates = Share.objects.filter(pk=share.pk, status__in=ended, file__isnull=False)
+        candidates = Share.objects.filter(has_files, pk=share.pk, status__in=ended)
         values = {
             "status": Share.Status.ACTIVE,
             "end_reason": "",
@@ -74,7 +78,7 @@ def reactivate(share: Share, expires_at: datetime, *, reset_downloads: bool = Fa
         limit = before["max_downloads"] if before is not None else None
         if max_downloads is not KEEP:
             values["max_downloads"] = limit = max_downloads
-        size = share.file.size if share.file_id is not None else 0
+        size = before["size"] if before is not None else 0
         if reset_downloads:
             values["download_count"] = 0
             # Responses still sending keep their holds: what they give back
@@ -114,8 +118,8 @@ def reactivate(share: Share, expires_at: datetime, *, reset_downloads: bool = Fa
 def _refusal(before: dict | None, now: datetime, max_downloads) -> ReactivationRefused:
     if before is None:
         return ReactivationRefused("The share no longer exists.", "gone")
-    if before["file_id"] is None:
-        return ReactivationRefused("The share's file was deleted; it cannot be shared again.", "file_deleted")
+    if not before["has_files"]:
+        return ReactivationRefused("The share's files were deleted; it cannot be shared again.", "file_deleted")
     if is_servable(before["status"], before["expires_at"], now):
         return ReactivationRefused(
             "The share is still active; change its expiry instead (PATCH) or unshare it first.", "active"

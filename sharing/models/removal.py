@@ -26,13 +26,14 @@ from collections.abc import Callable, Iterable
 from functools import partial
 
 from django.db import connections, transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, F, OuterRef
 from django.dispatch import receiver
 from django.utils import timezone
 
 from sharing.models.events import ShareEvent
 from sharing.models.expiring import expire_shares
 from sharing.models.files import StoredFile
+from sharing.models.items import ShareItem
 from sharing.models.policy import SharingPolicy
 from sharing.models.shares import Share
 from sharing.models.state import due_q, locked_now, servable_q
@@ -42,28 +43,32 @@ logger = logging.getLogger("sharing")
 
 
 def delete_file(stored: StoredFile) -> int:
-    """End the file's active shares, delete the row, then the bytes.
+    """Take the file out of its shares, delete the row, then the bytes.
 
-    A share already past its deadline expired before the file went, so it
-    is expired (the one expiry path); the others become unshared
-    (file_deleted). Return how many were unshared. The bytes go only once
-    the transaction has committed, so a rollback never leaves a row without
-    its file.
+    A share whose only file it is ends: one already past its deadline
+    expired before the file went, so it is expired (the one expiry path);
+    an active one becomes unshared (file_deleted). A share that holds other
+    files goes on with them, one copy smaller. Return how many were
+    unshared. The bytes go only once the transaction has committed, so a
+    rollback never leaves a row without its file.
     """
     with transaction.atomic():
         # The file's row first: a share of it created meanwhile waits for
         # this commit (and then fails), so the rows read below are exactly
         # the ones the UPDATEs change and the events record.
         list(StoredFile.objects.filter(pk=stored.pk).select_for_update().values_list("pk", flat=True))
-        active = Share.objects.filter(file_id=stored.pk, status=Share.Status.ACTIVE)
-        now = locked_now(active)
+        holders = Share.objects.holding(stored.pk)
+        now = locked_now(holders)
+        keeps_others = Exists(ShareItem.objects.filter(share_id=OuterRef("pk")).exclude(file_id=stored.pk))
+        active = holders.exclude(keeps_others).filter(status=Share.Status.ACTIVE)
         expire_shares(list(active.filter(due_q(now)).values_list("pk", flat=True)), now)
         ending = list(active.order_by("pk").values_list("pk", flat=True))
         unshared = active.update(
             status=Share.Status.UNSHARED, end_reason=Share.EndReason.FILE_DELETED, ended_at=now, updated_at=now
         )
         ShareEvent.save_all([ShareEvent(share_id=pk, kind=ShareEvent.Kind.FILE_DELETED, at=now) for pk in ending])
-        stored.delete()  # the bytes follow on commit: sharing.models.files.delete_stored_bytes
+        holders.filter(keeps_others).update(size=F("size") - stored.size)
+        stored.delete()  # its items cascade; the bytes follow on commit (sharing.models.files)
     return unshared
 
 
@@ -89,7 +94,7 @@ def _reap_one(pk: int, using: str, were_shared: bool) -> bool:
         stored = files.first()
         if stored is None:  # another reaper (or a plain delete) got there first
             return False
-        shares = Share.objects.using(using).filter(file_id=pk)
+        shares = Share.objects.using(using).holding(pk)
         now = locked_now(shares)
         if not (were_shared or shares.exists()) or shares.servable(now).exists():
             return False
@@ -100,8 +105,8 @@ def _reap_one(pk: int, using: str, were_shared: bool) -> bool:
 def reap_after_shares(share_ids: list[int], using: str = "default") -> int:
     """Reap the ephemeral files of `share_ids` (shares that just ended)."""
     file_ids = (
-        Share.objects.using(using)
-        .filter(pk__in=share_ids, file__delete_when_unshared=True)
+        ShareItem.objects.using(using)
+        .filter(share_id__in=share_ids, file__delete_when_unshared=True)
         .order_by()
         .values_list("file_id", flat=True)
         .distinct()
@@ -112,13 +117,13 @@ def reap_after_shares(share_ids: list[int], using: str = "default") -> int:
 def sweep(limit: int, using: str = "default") -> int:
     """Reap up to `limit` ephemeral files left with no live share (the safety
     net: one query over the partial index file_ephemeral_idx when idle)."""
-    shares = Share.objects.using(using).filter(file_id=OuterRef("pk"))
-    live = shares.filter(servable_q(timezone.now()))
+    held = ShareItem.objects.using(using).filter(file_id=OuterRef("pk"))
+    live_share = Share.objects.using(using).filter(servable_q(timezone.now()), pk=OuterRef("share_id"))
     due = (
         StoredFile.objects.using(using)
         .filter(delete_when_unshared=True)
-        .filter(Exists(shares))
-        .exclude(Exists(live))
+        .filter(Exists(held))
+        .exclude(Exists(held.filter(Exists(live_share))))
         .order_by()
         .values_list("pk", flat=True)[:limit]
     )
@@ -142,10 +147,10 @@ def _reap_quietly(file_ids: list[int], using: str = "default", *, share_ids: lis
 
 
 @receiver(share_ended, dispatch_uid="sharing.removal.reap_after_end")
-def reap_after_end(sender, file_id: int | None, **kwargs) -> None:
+def reap_after_end(sender, file_ids: list[int], **kwargs) -> None:
     """Sent inside the transaction that ended a share: reap once it has committed."""
-    if file_id is not None:
-        transaction.on_commit(partial(_reap_quietly, [file_id]))
+    if file_ids:
+        transaction.on_commit(partial(_reap_quietly, list(file_ids)))
 
 
 # The expiry daemon's housekeeper, when one runs in this process: it batches
@@ -195,13 +200,13 @@ def purge_ended_shares(limit: int, using: str = "default") -> int:
         batch = due.order_by("ended_at", "id")
         if connections[using].features.has_select_for_update_skip_locked:
             batch = batch.select_for_update(skip_locked=True)
-        rows = list(batch.values_list("pk", "file_id")[:limit])
+        rows = list(batch.values_list("pk", flat=True)[:limit])
         if not rows:
             return 0
+        files = set(ShareItem.objects.using(using).filter(share_id__in=rows).values_list("file_id", flat=True))
         # The ORM's delete, so whatever refers to a share (events, downloads,
-        # rows of other apps) goes with it as its on_delete says.
-        due.filter(pk__in=[pk for pk, _ in rows]).delete()
-    files = {file_id for _, file_id in rows if file_id is not None}
+        # items, rows of other apps) goes with it as its on_delete says.
+        due.filter(pk__in=rows).delete()
     if files:
         reap_files(files, using, were_shared=True)
     return len(rows)

@@ -1,5 +1,5 @@
-"""Shares: links to a file that end by time, by their download limit, or
-when unshared.
+"""Shares: links to one file or several that end by time, by their download
+limit, or when unshared.
 
 Every state change of a share is one conditional UPDATE whose row count says
 whether it happened, so two requests (or a request and the expiry daemon)
@@ -27,12 +27,13 @@ from sharing.models import budget, state
 from sharing.models.downloads import Download, DownloadCounting, any_pending, fold_locked, pending_downloads
 from sharing.models.events import ShareEvent, Visitor, change_events
 from sharing.models.files import StoredFile
+from sharing.models.items import HoldsFiles, ShareItem, check_files, file_ids_of, holding
 from sharing.models.state import Fate, due_q, fate_of, locked_now, sendable_q, servable_q
 from sharing.signals import share_ended, share_schedule_changed
 
 # "Leave as it is" for optional arguments where None means something (no limit).
 KEEP = object()
-# What Share.change may change, and the count that decides whether a new limit ends the share.
+# What Share.change may change, and the counts and size that decide whether a new limit ends the share.
 _CHANGEABLE = (
     "expires_at",
     "max_downloads",
@@ -41,6 +42,7 @@ _CHANGEABLE = (
     "download_count",
     "bytes_left",
     "bytes_reserved",
+    "size",
 )
 
 # Far above any real use, and within the column on every database.
@@ -59,6 +61,10 @@ def new_share_token() -> str:
 
 
 class ShareQuerySet(models.QuerySet):
+    def holding(self, file_id):
+        """The shares that hold file `file_id` (among others or alone)."""
+        return self.filter(pk__in=holding(file_id))
+
     def servable(self, now: datetime):
         """The shares that may be served at `now` (sharing.models.state's rule)."""
         return self.filter(servable_q(now))
@@ -83,12 +89,18 @@ class ShareQuerySet(models.QuerySet):
         return self.annotate(pending_downloads=pending_downloads())
 
 
-class Share(DownloadCounting, models.Model):
+class Share(HoldsFiles, DownloadCounting, models.Model):
     Status = state.Status
     EndReason = state.EndReason
 
-    # SET_NULL: deleting a file keeps its (unshared) shares for history.
-    file = models.ForeignKey(StoredFile, on_delete=models.SET_NULL, null=True, blank=True, related_name="shares")
+    # Its files are ShareItem rows (sharing.models.items); deleting a file
+    # takes it out, and a share whose last file went stays (ended) for history.
+    # One copy of a share is each of its files once, however it is sent
+    # (file by file, or as a zip whose headers cost nothing): the byte
+    # budget counts copies of this many bytes.
+    size = models.PositiveBigIntegerField(
+        default=0, db_default=0, editable=False, help_text="Bytes of one copy: its files' sizes added up."
+    )
     # No single-column index: share_owner_created_idx starts with owner.
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="shares", db_index=False)
     token = models.CharField(max_length=64, unique=True, editable=False, default=new_share_token)
@@ -180,7 +192,7 @@ class Share(DownloadCounting, models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"share {self.pk} of {self.file or 'a deleted file'}"
+        return f"share {self.pk} of {self.title}"
 
     # --- reading ----------------------------------------------------------
 
@@ -195,9 +207,9 @@ class Share(DownloadCounting, models.Model):
             end_reason=self.end_reason,
             ended_at=self.ended_at,
             expires_at=self.expires_at,
-            has_file=self.file_id is not None,
+            has_file=bool(self.file_ids),
             now=now or timezone.now(),
-            copies_left=self.downloads_left if self.file_id is not None else None,
+            copies_left=self.downloads_left if self.file_ids else None,
         )
 
     def effective_status(self, now: datetime | None = None) -> str:
@@ -226,12 +238,12 @@ class Share(DownloadCounting, models.Model):
         """The whole copies the byte budget still holds (None: unlimited)."""
         if self.bytes_left is None:
             return None  # without reading the file's row
-        return budget.whole_copies(self.bytes_left, self.file.size if self.file_id is not None else 0)
+        return budget.whole_copies(self.bytes_left, self.size)
 
     @property
     def budget(self) -> int | None:
         """The link's whole byte budget (None: unlimited)."""
-        return budget.byte_budget(self.max_downloads, self.file.size if self.file_id is not None else 0)
+        return budget.byte_budget(self.max_downloads, self.size)
 
     @property
     def has_password(self) -> bool:
@@ -254,7 +266,8 @@ class Share(DownloadCounting, models.Model):
     def create_for(
         cls,
         *,
-        file: StoredFile,
+        files: list[StoredFile] | None = None,
+        file: StoredFile | None = None,
         expires_at: datetime,
         max_downloads: int | None = None,
         password: str = "",
@@ -262,13 +275,20 @@ class Share(DownloadCounting, models.Model):
         remind_before_expiry: bool = True,
         message: str = "",
     ) -> "Share":
+        """Share `files` (one or more of one owner's files, in the order given;
+        or the one `file`) until `expires_at`; raise ValidationError for an
+        empty, repeated or mixed list, or a deadline that passed while
+        waiting for the lock."""
+        if (files is None) == (file is None):
+            raise TypeError("give files or file")
+        files = check_files([file] if file is not None else files)
         # Hashing takes ~0.3 s by design: never while holding the write lock.
         password_hash = hashers.make_password(password) if password else ""
         # Made (and its token drawn) before the write lock is taken: on
         # SQLite every create waits for the one before it to commit.
         share = cls(
-            file=file,
-            owner_id=file.owner_id,  # not file.owner: a query for a row only its id is needed of
+            owner_id=files[0].owner_id,  # not .owner: a query for a row only its id is needed of
+            size=sum(stored.size for stored in files),
             expires_at=expires_at,
             max_downloads=max_downloads,
             password_hash=password_hash,
@@ -284,7 +304,12 @@ class Share(DownloadCounting, models.Model):
                 # lifetime; the CHECK constraint would refuse the row anyway.
                 raise ValidationError({"expires_at": "The deadline passed before the share could be created."})
             share.created_at = share.updated_at = now
-            rows.insert_skipping_save(share, using=router.db_for_write(cls))
+            using = router.db_for_write(cls)
+            rows.insert_skipping_save(share, using=using)
+            ShareItem.objects.using(using).bulk_create(
+                ShareItem(share_id=share.pk, file_id=stored.pk, position=position)
+                for position, stored in enumerate(files, start=1)
+            )
             ShareEvent.record(
                 share.pk,
                 ShareEvent.Kind.CREATED,
@@ -294,18 +319,23 @@ class Share(DownloadCounting, models.Model):
             )
             transaction.on_commit(partial(announce_schedule, share.pk, expires_at))
         share.pending_downloads = 0  # a new share has none: total_downloads needs no query
+        for position, stored in enumerate(files, start=1):
+            stored.position_in_share = position
+        share.attach_files(files)
         return share
 
     def start_budget(self) -> None:
         """Give a new share its whole byte budget (none when unlimited)."""
         if self.max_downloads is not None and self.bytes_left is None:
-            self.bytes_left = budget.byte_budget(self.max_downloads, self.file.size if self.file_id is not None else 0)
+            self.bytes_left = budget.byte_budget(self.max_downloads, self.size)
 
     def refresh_from_db(self, *args, **kwargs):
         super().refresh_from_db(*args, **kwargs)
         # Annotated when the share was read; a fold since (a new limit, a
-        # reactivation) moved those downloads into download_count.
+        # reactivation) moved those downloads into download_count; a file
+        # may have left since.
         self.__dict__.pop("pending_downloads", None)
+        self.__dict__.pop("_files", None)
 
     def set_expiry(self, expires_at: datetime) -> bool:
         """Renew or shorten an active share that has not expired yet (see change)."""
@@ -364,7 +394,7 @@ class Share(DownloadCounting, models.Model):
             if changed:
                 ShareEvent.save_all(change_events(self.pk, now, before, values, ended=ends))
                 if ends:
-                    share_ended.send(sender=Share, file_id=self.file_id)  # the new limit ended it
+                    share_ended.send(sender=Share, file_ids=file_ids_of(self.pk))  # the new limit ended it
             if changed and expires_at is not None:
                 transaction.on_commit(partial(announce_schedule, self.pk, expires_at))
         self.refresh_from_db()
@@ -376,7 +406,7 @@ class Share(DownloadCounting, models.Model):
         already sent more than the new limit allows; return whether the new
         limit leaves no whole copy, so the UPDATE ends the share (only when no
         response is sending: the last to settle ends it otherwise)."""
-        size = self.file.size if self.file_id is not None else 0
+        size = before["size"]
         used = budget.bytes_used(
             max_downloads=before["max_downloads"],
             bytes_left=before["bytes_left"],
@@ -411,7 +441,7 @@ class Share(DownloadCounting, models.Model):
             )
             if changed:  # the end reasons unshared and file_deleted are also event kinds
                 ShareEvent.record(self.pk, ShareEvent.Kind(reason), now)
-                share_ended.send(sender=Share, file_id=self.file_id)
+                share_ended.send(sender=Share, file_ids=file_ids_of(self.pk))
         self.refresh_from_db()
         return bool(changed)
 

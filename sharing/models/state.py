@@ -41,7 +41,7 @@ STATUS_FIELD, DEADLINE_FIELD = "status", "expires_at"
 
 
 def servable_q(now: datetime, prefix: str = "") -> Q:
-    """The rule as a Q; `prefix` reaches a share through a relation ("shares__")."""
+    """The rule as a Q; `prefix` reaches a share through a relation ("share_items__share__")."""
     return Q(**{f"{prefix}{STATUS_FIELD}": Status.ACTIVE, f"{prefix}{DEADLINE_FIELD}__gt": now})
 
 

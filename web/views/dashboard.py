@@ -31,8 +31,8 @@ LIVE_IDS_MAX = 200  # more than any page shows
 
 
 def files_with_live_links(user, now):
-    live = servable_q(now, prefix="shares__")
-    files = StoredFile.objects.filter(owner=user).annotate(live_links=Count("shares", filter=live))
+    live = servable_q(now, prefix="share_items__share__")
+    files = StoredFile.objects.filter(owner=user).annotate(live_links=Count("share_items", filter=live))
     return files.order_by("-created_at", "-id")  # a GROUP BY drops Meta.ordering
 
 
@@ -44,7 +44,7 @@ class DashboardView(LoginRequiredMixin, PageHeadersMixin, TemplateView):
         status = request.GET.get("status", "")
         if status not in dict(STATUS_TABS):
             status = ""
-        shares = Share.objects.filter(owner=request.user).select_related("file").with_pending_downloads()
+        shares = Share.objects.filter(owner=request.user).prefetch_related("items__file").with_pending_downloads()
         if status:
             shares = shares.with_effective_status(status, now)
         share_page = Paginator(shares, PAGE_SIZE).get_page(request.GET.get("page"))

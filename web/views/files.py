@@ -15,7 +15,7 @@ from django.utils.translation import ngettext
 from django.views import View
 from django.views.generic import TemplateView
 
-from sharing.models import QuotaExceeded, StoredFile, delete_file
+from sharing.models import QuotaExceeded, Share, StoredFile, delete_file
 from web.forms import UploadForm
 from web.security import PageHeadersMixin, with_page_headers
 from web.views.dashboard import DashboardView
@@ -85,7 +85,7 @@ class FileDeleteView(LoginRequiredMixin, PageHeadersMixin, TemplateView):
 
     def get_context_data(self, **kwargs):
         stored = self.get_file()
-        live = stored.shares.servable(timezone.now()).count()
+        live = Share.objects.holding(stored.pk).servable(timezone.now()).count()
         return super().get_context_data(file=stored, live_links=live, **kwargs)
 
     def post(self, request, pk):

@@ -68,7 +68,7 @@ class ShareCreateView(OwnerFormView):
 
 def owned_share(request, pk) -> Share:
     # Another user's share is a 404, the same as a missing one.
-    return get_object_or_404(Share.objects.select_related("file"), pk=pk, owner=request.user)
+    return get_object_or_404(Share.objects.prefetch_related("items__file"), pk=pk, owner=request.user)
 
 
 class ShareDetailView(LoginRequiredMixin, PageHeadersMixin, TemplateView):

@@ -1,0 +1,68 @@
+"""A share holds one file or several: Share.file becomes ShareItem rows
+(every existing share keeps its file as its first and only one), and
+Share.size keeps one copy's bytes for the byte budget."""
+
+import django.db.models.deletion
+from django.db import migrations, models
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("sharing", "0010_storage_quotas"),
+    ]
+
+    operations = [
+        migrations.AddField(
+            model_name="share",
+            name="size",
+            field=models.PositiveBigIntegerField(
+                db_default=0, default=0, editable=False, help_text="Bytes of one copy: its files' sizes added up."
+            ),
+        ),
+        migrations.CreateModel(
+            name="ShareItem",
+            fields=[
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("position", models.PositiveIntegerField()),
+                (
+                    "file",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="share_items", to="sharing.storedfile"
+                    ),
+                ),
+                (
+                    "share",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="items", to="sharing.share"
+                    ),
+                ),
+            ],
+            options={
+                "ordering": ["share", "position"],
+                "constraints": [
+                    models.UniqueConstraint(fields=("share", "position"), name="share_item_position_unique"),
+                    models.UniqueConstraint(fields=("share", "file"), name="share_item_file_unique"),
+                    models.CheckConstraint(
+                        condition=models.Q(("position__gte", 1)), name="share_item_position_positive"
+                    ),
+                ],
+            },
+        ),
+        migrations.RunSQL(
+            sql=[
+                "INSERT INTO sharing_shareitem (share_id, file_id, position) "
+                "SELECT id, file_id, 1 FROM sharing_share WHERE file_id IS NOT NULL",
+                "UPDATE sharing_share SET size = "
+                "(SELECT f.size FROM sharing_storedfile f WHERE f.id = sharing_share.file_id) "
+                "WHERE file_id IS NOT NULL",
+            ],
+            reverse_sql=[
+                "UPDATE sharing_share SET file_id = (SELECT i.file_id FROM sharing_shareitem i "
+                "WHERE i.share_id = sharing_share.id ORDER BY i.position LIMIT 1)",
+            ],
+        ),
+        migrations.RemoveField(
+            model_name="share",
+            name="file",
+        ),
+    ]
