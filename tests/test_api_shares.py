@@ -207,9 +207,7 @@ def test_missing_file_is_400(alice_client):
     response = create(alice_client, expires_in=60)
 
     assert response.status_code == 400
-    assert response.json() == {
-        "file": ["Give file (one file id) or files (a list of file ids), not both or neither."]
-    }
+    assert response.json() == {"file": ["Give file (one file id) or files (a list of file ids), not both or neither."]}
 
 
 @pytest.mark.parametrize("value", [999999, "abc", None])
