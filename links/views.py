@@ -41,12 +41,12 @@ def guarded(view):
     rate counters out of reach) is a 503 with Retry-After, never a 500;
     tokens appear in logs shortened."""
 
-    def wrapped(request, token: str):
+    def wrapped(request, token: str, **kwargs):
         try:
             allowed, retry_after = request_allowed(request)
             if not allowed:
                 return answer(request, "rate_limited", retry_after=retry_after)
-            response = view(request, token)
+            response = view(request, token, **kwargs)
         except (DatabaseError, CountersUnavailable):
             logger.exception("Public link %s… could not reach the database or the rate counters", token[:6])
             return answer(request, "busy", retry_after=1)

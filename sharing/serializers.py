@@ -277,6 +277,26 @@ class OwnFileField(serializers.PrimaryKeyRelatedField):
         return StoredFile.from_db(connection.alias, [pk_field.attname, "owner_id", "size"], [row[0], owner_id, row[1]])
 
 
+class OwnFilesField(serializers.ListField):
+    """A list of file ids, each looked up as OwnFileField does. What is wrong
+    with an item is said in one flat list of messages, each naming the item
+    ("Item 2: ..."), the shape every other field's errors have."""
+
+    def run_child_validation(self, data):
+        try:
+            return super().run_child_validation(data)
+        except serializers.ValidationError as exc:
+            if not isinstance(exc.detail, dict):
+                raise
+            raise serializers.ValidationError(
+                [
+                    f"Item {int(index) + 1}: {message}"
+                    for index, messages in sorted(exc.detail.items(), key=lambda item: int(item[0]))
+                    for message in messages
+                ]
+            ) from None
+
+
 def _own_file_sql(connection) -> str:
     quote, meta = connection.ops.quote_name, StoredFile._meta
     return (
@@ -299,7 +319,7 @@ class ShareCreateSerializer(
     file = OwnFileField(
         queryset=StoredFile.objects.all(), required=False, help_text="Id of one of your files (or send files)."
     )
-    files = serializers.ListField(
+    files = OwnFilesField(
         child=OwnFileField(queryset=StoredFile.objects.all()),
         required=False,
         min_length=1,

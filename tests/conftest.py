@@ -98,7 +98,14 @@ def make_shares(shared_file):
         now = timezone.now()
         deadline = now + timedelta(seconds=seconds)
         made = Share.objects.bulk_create(
-            Share(owner=shared_file.owner, size=shared_file.size, created_at=now, updated_at=now, expires_at=deadline)
+            Share(
+                owner=shared_file.owner,
+                size=shared_file.size,
+                least=shared_file.size,
+                created_at=now,
+                updated_at=now,
+                expires_at=deadline,
+            )
             for _ in range(count)
         )
         return hold(made, shared_file)

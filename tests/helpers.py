@@ -234,6 +234,7 @@ def bulk_shares(stored_file, offsets: list[float], start_in: float) -> list[int]
         Share(
             owner=stored_file.owner,
             size=stored_file.size,
+            least=stored_file.size,
             created_at=now,
             updated_at=now,
             expires_at=parked + timedelta(seconds=offset),

@@ -25,6 +25,7 @@ def make(shared_file, count):
         Share(
             owner=shared_file.owner,
             size=shared_file.size,
+            least=shared_file.size,
             created_at=now,
             updated_at=now,
             expires_at=now + timedelta(1),

@@ -138,7 +138,9 @@ def test_an_insert_stores_what_save_stores(alice, make_file):
     now = timezone.now()
 
     def rows_of(insert):
-        share = Share(size=stored.size, owner_id=alice.pk, expires_at=now + timedelta(hours=1), max_downloads=3)
+        share = Share(
+            size=stored.size, least=stored.size, owner_id=alice.pk, expires_at=now + timedelta(hours=1), max_downloads=3
+        )
         share.start_budget()
         share.created_at = share.updated_at = now
         insert(share)
@@ -169,7 +171,9 @@ def test_an_insert_stores_what_save_stores(alice, make_file):
 
 def test_a_value_the_database_computes_goes_through_save(alice, make_file):
     stored = make_file(alice)
-    share = Share(size=stored.size, owner_id=alice.pk, expires_at=timezone.now() + timedelta(hours=1))
+    share = Share(
+        size=stored.size, least=stored.size, owner_id=alice.pk, expires_at=timezone.now() + timedelta(hours=1)
+    )
     share.notify_first_download = Value(True)
 
     rows.insert_skipping_save(share, using="default")

@@ -12,7 +12,7 @@ from expiry.scheduler import ExpiryScheduler
 from expiry.store import ShareStore
 from expiry.watchers import PollingWatcher
 from sharing.models import Share
-from tests.helpers import in_other_connection
+from tests.helpers import hold, in_other_connection
 
 pytestmark = [
     pytest.mark.postgres,
@@ -25,13 +25,16 @@ NEVER = 3600.0
 
 def silent_share(stored_file, *, seconds: float, written_at) -> Share:
     """Insert a share the way a bulk loader would: no notice to any daemon."""
-    return Share.objects.create(
-        file=stored_file,
+    share = Share.objects.create(
         owner=stored_file.owner,
+        size=stored_file.size,
+        least=stored_file.size,
         created_at=written_at,
         updated_at=written_at,
         expires_at=timezone.now() + timedelta(seconds=seconds),
     )
+    hold([share], stored_file)
+    return share
 
 
 class SlowCommit(threading.Thread):

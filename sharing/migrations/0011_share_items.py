@@ -1,6 +1,7 @@
 """A share holds one file or several: Share.file becomes ShareItem rows
-(every existing share keeps its file as its first and only one), and
-Share.size keeps one copy's bytes for the byte budget."""
+(every existing share keeps its file as its first and only one);
+Share.size keeps one copy's bytes for the byte budget, Share.least its
+smallest file's (less than that left, a limited link is used up)."""
 
 import django.db.models.deletion
 from django.db import migrations, models
@@ -17,6 +18,16 @@ class Migration(migrations.Migration):
             name="size",
             field=models.PositiveBigIntegerField(
                 db_default=0, default=0, editable=False, help_text="Bytes of one copy: its files' sizes added up."
+            ),
+        ),
+        migrations.AddField(
+            model_name="share",
+            name="least",
+            field=models.PositiveBigIntegerField(
+                db_default=0,
+                default=0,
+                editable=False,
+                help_text="Bytes of its smallest file: a limited link whose budget holds less is used up.",
             ),
         ),
         migrations.CreateModel(
@@ -55,6 +66,7 @@ class Migration(migrations.Migration):
                 "UPDATE sharing_share SET size = "
                 "(SELECT f.size FROM sharing_storedfile f WHERE f.id = sharing_share.file_id) "
                 "WHERE file_id IS NOT NULL",
+                "UPDATE sharing_share SET least = size",
             ],
             reverse_sql=[
                 "UPDATE sharing_share SET file_id = (SELECT i.file_id FROM sharing_shareitem i "

@@ -15,6 +15,9 @@ own socket buffer is given back (links.delivery). A quarter of the file, at
 most RESEND_ALLOWANCE_CAP; always less than one copy, so it never adds a
 download.
 
+A link is used up (it ends by its download limit) once its budget holds
+less than its smallest file: used_up(), the one rule.
+
 An empty file still costs one unit per response (COPY of 0 bytes is 1), so
 its limit counts responses.
 """
@@ -31,15 +34,19 @@ def copy_bytes(size: int) -> int:
     return max(size, 1)
 
 
-def resend_allowance(size: int) -> int:
-    return min(size // 4, RESEND_ALLOWANCE_CAP)
+def resend_allowance(size: int, least: int | None = None) -> int:
+    """The allowance of a share of `size` bytes whose smallest file has
+    `least` (None: a share of one file). Less than its smallest file, so it
+    never pays for one more whole download of any of them."""
+    allowance = min(size // 4, RESEND_ALLOWANCE_CAP)
+    return allowance if least is None else min(allowance, max(least - 1, 0))
 
 
-def byte_budget(max_downloads: int | None, size: int) -> int | None:
+def byte_budget(max_downloads: int | None, size: int, least: int | None = None) -> int | None:
     """The whole budget of a link limited to `max_downloads` (None: unlimited)."""
     if max_downloads is None:
         return None
-    return max_downloads * copy_bytes(size) + resend_allowance(size)
+    return max_downloads * copy_bytes(size) + resend_allowance(size, least)
 
 
 def charge(counted: int) -> int:
@@ -55,23 +62,32 @@ def whole_copies(bytes_left: int | None, size: int) -> int | None:
     return bytes_left // copy_bytes(size)
 
 
-def no_whole_copy_q() -> Q:
-    """whole_copies() == 0 as a Q over shares: a limited share whose budget
-    holds less than one copy of its files (for lists filtered by status)."""
-    return Q(bytes_left__lt=Greatest(F("size"), Value(1)))
+def used_up(bytes_left: int | None, least: int) -> bool:
+    """Whether a limited link's budget is used up: it holds less than its
+    smallest file (`least`, Share.least), so no download can be whole. For
+    a share of one file that is less than one copy; a share of several
+    stays live while one of its files still fits."""
+    return bytes_left is not None and bytes_left < copy_bytes(least)
 
 
-def bytes_used(*, max_downloads: int | None, bytes_left: int | None, download_count: int, size: int) -> int:
+def used_up_q() -> Q:
+    """used_up() as a Q over shares (for lists filtered by status)."""
+    return Q(bytes_left__lt=Greatest(F("least"), Value(1)))
+
+
+def bytes_used(
+    *, max_downloads: int | None, bytes_left: int | None, download_count: int, size: int, least: int | None = None
+) -> int:
     """What a link has used of any budget so far: for a limited link, its
     budget less what is left; for one without a limit, a whole copy for every
     download it counted (it never kept count of bytes)."""
     if max_downloads is None or bytes_left is None:
         return download_count * copy_bytes(size)
-    return byte_budget(max_downloads, size) - bytes_left
+    return byte_budget(max_downloads, size, least) - bytes_left
 
 
-def budget_left_after(new_limit: int | None, used: int, size: int) -> int | None:
+def budget_left_after(new_limit: int | None, used: int, size: int, least: int | None = None) -> int | None:
     """bytes_left for a new limit, given what was used; negative when the
     link already sent more than the new limit allows."""
-    budget = byte_budget(new_limit, size)
+    budget = byte_budget(new_limit, size, least)
     return None if budget is None else budget - used

@@ -100,12 +100,13 @@ class Reservation:
     """A response allowed to send bytes [first, end) of share `share_id`.
 
     `budgeted`: the bytes came out of the share's byte budget, so the
-    response must settle when it closes. `size` is the share's (one copy)."""
+    response must settle when it closes. `least` is the share's smallest
+    file: the budget holding less, the share is used up."""
 
     share_id: int
     first: int
     end: int
-    size: int
+    least: int
     budgeted: bool
     share_model: type
     counted: Callable[[int, int], int] = plain_bytes
@@ -120,7 +121,7 @@ class Reservation:
         unsent = max(0, self.counted(min(max(sent_until, self.first), self.end), self.end))
         reserved = charge(self.counted(self.first, self.end))
         try:
-            settle_locked(self.share_model, self.share_id, reserved, unsent, copy_bytes(self.size))
+            settle_locked(self.share_model, self.share_id, reserved, unsent, copy_bytes(self.least))
         except DatabaseError:
             logger.warning("could not settle a response of share %s", self.share_id, exc_info=True)
 
@@ -235,7 +236,7 @@ class DownloadCounting:
                 # The notices app claims and sends it after the commit; the
                 # claim (not this instance's view) decides.
                 transaction.on_commit(partial(share_downloaded.send, sender=type(self), share_id=self.pk))
-        return Reservation(self.pk, first, end, self.size, row[0] is not None, type(self), sending.counted)
+        return Reservation(self.pk, first, end, self.least, row[0] is not None, type(self), sending.counted)
 
     def _send_unlimited(self, *, first: int, end: int, visitor: Visitor | None, sending: Sending):
         """The quick path: a live link without a limit. A response from byte
@@ -281,7 +282,7 @@ class DownloadCounting:
                 resumed=resumed,
                 details=sending.details(),
             )
-        return Reservation(self.pk, first, end, self.size, False, type(self), sending.counted)
+        return Reservation(self.pk, first, end, self.least, False, type(self), sending.counted)
 
 
 # --- folding pending downloads into download_count -----------------------------

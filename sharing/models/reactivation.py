@@ -48,6 +48,7 @@ _BEFORE = (
     "bytes_left",
     "bytes_reserved",
     "size",
+    "least",
     "has_files",
 )
 
@@ -78,12 +79,12 @@ def reactivate(share: Share, expires_at: datetime, *, reset_downloads: bool = Fa
         limit = before["max_downloads"] if before is not None else None
         if max_downloads is not KEEP:
             values["max_downloads"] = limit = max_downloads
-        size = before["size"] if before is not None else 0
+        size, least = (before["size"], before["least"]) if before is not None else (0, 0)
         if reset_downloads:
             values["download_count"] = 0
             # Responses still sending keep their holds: what they give back
             # at their close lands in this new budget.
-            full = budget.byte_budget(limit, size)
+            full = budget.byte_budget(limit, size, least)
             values["bytes_left"] = None if full is None else max(0, full - (before or {}).get("bytes_reserved", 0))
         elif before is not None:
             used = budget.bytes_used(
@@ -91,9 +92,10 @@ def reactivate(share: Share, expires_at: datetime, *, reset_downloads: bool = Fa
                 bytes_left=before["bytes_left"],
                 download_count=before["download_count"],
                 size=size,
+                least=least,
             )
-            values["bytes_left"] = left = budget.budget_left_after(limit, used, size)
-            if left is not None and left < budget.copy_bytes(size):
+            values["bytes_left"] = left = budget.budget_left_after(limit, used, size, least)
+            if budget.used_up(left, least):
                 # It would come back used up.
                 raise _refusal(before, now, max_downloads)
         if not candidates.update(**values):

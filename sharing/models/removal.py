@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable
 from functools import partial
 
 from django.db import connections, transaction
-from django.db.models import Exists, F, OuterRef
+from django.db.models import Exists, F, OuterRef, Subquery
 from django.dispatch import receiver
 from django.utils import timezone
 
@@ -67,7 +67,10 @@ def delete_file(stored: StoredFile) -> int:
             status=Share.Status.UNSHARED, end_reason=Share.EndReason.FILE_DELETED, ended_at=now, updated_at=now
         )
         ShareEvent.save_all([ShareEvent(share_id=pk, kind=ShareEvent.Kind.FILE_DELETED, at=now) for pk in ending])
-        holders.filter(keeps_others).update(size=F("size") - stored.size)
+        others = StoredFile.objects.filter(share_items__share_id=OuterRef("pk")).exclude(pk=stored.pk)
+        holders.filter(keeps_others).update(
+            size=F("size") - stored.size, least=Subquery(others.order_by("size").values("size")[:1])
+        )
         stored.delete()  # its items cascade; the bytes follow on commit (sharing.models.files)
     return unshared
 

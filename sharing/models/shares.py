@@ -43,6 +43,7 @@ _CHANGEABLE = (
     "bytes_left",
     "bytes_reserved",
     "size",
+    "least",
 )
 
 # Far above any real use, and within the column on every database.
@@ -74,7 +75,7 @@ class ShareQuerySet(models.QuerySet):
         past its expiry is already expired, whether or not the daemon has got
         to it, and so is one whose byte budget holds no whole copy before its
         last response has settled and recorded the end."""
-        used_up = budget.no_whole_copy_q()
+        used_up = budget.used_up_q()
         if status == Share.Status.ACTIVE:
             return self.servable(now).exclude(used_up)
         if status == Share.Status.EXPIRED:
@@ -100,6 +101,12 @@ class Share(HoldsFiles, DownloadCounting, models.Model):
     # budget counts copies of this many bytes.
     size = models.PositiveBigIntegerField(
         default=0, db_default=0, editable=False, help_text="Bytes of one copy: its files' sizes added up."
+    )
+    least = models.PositiveBigIntegerField(
+        default=0,
+        db_default=0,
+        editable=False,
+        help_text="Bytes of its smallest file: a limited link whose budget holds less is used up.",
     )
     # No single-column index: share_owner_created_idx starts with owner.
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="shares", db_index=False)
@@ -209,7 +216,7 @@ class Share(HoldsFiles, DownloadCounting, models.Model):
             expires_at=self.expires_at,
             has_file=bool(self.file_ids),
             now=now or timezone.now(),
-            copies_left=self.downloads_left if self.file_ids else None,
+            used_up=bool(self.file_ids) and budget.used_up(self.bytes_left, self.least),
         )
 
     def effective_status(self, now: datetime | None = None) -> str:
@@ -243,7 +250,7 @@ class Share(HoldsFiles, DownloadCounting, models.Model):
     @property
     def budget(self) -> int | None:
         """The link's whole byte budget (None: unlimited)."""
-        return budget.byte_budget(self.max_downloads, self.size)
+        return budget.byte_budget(self.max_downloads, self.size, self.least)
 
     @property
     def has_password(self) -> bool:
@@ -289,6 +296,7 @@ class Share(HoldsFiles, DownloadCounting, models.Model):
         share = cls(
             owner_id=files[0].owner_id,  # not .owner: a query for a row only its id is needed of
             size=sum(stored.size for stored in files),
+            least=min(stored.size for stored in files),
             expires_at=expires_at,
             max_downloads=max_downloads,
             password_hash=password_hash,
@@ -327,7 +335,7 @@ class Share(HoldsFiles, DownloadCounting, models.Model):
     def start_budget(self) -> None:
         """Give a new share its whole byte budget (none when unlimited)."""
         if self.max_downloads is not None and self.bytes_left is None:
-            self.bytes_left = budget.byte_budget(self.max_downloads, self.size)
+            self.bytes_left = budget.byte_budget(self.max_downloads, self.size, self.least)
 
     def refresh_from_db(self, *args, **kwargs):
         super().refresh_from_db(*args, **kwargs)
@@ -406,14 +414,15 @@ class Share(HoldsFiles, DownloadCounting, models.Model):
         already sent more than the new limit allows; return whether the new
         limit leaves no whole copy, so the UPDATE ends the share (only when no
         response is sending: the last to settle ends it otherwise)."""
-        size = before["size"]
+        size, least = before["size"], before["least"]
         used = budget.bytes_used(
             max_downloads=before["max_downloads"],
             bytes_left=before["bytes_left"],
             download_count=before["download_count"],
             size=size,
+            least=least,
         )
-        left = budget.budget_left_after(max_downloads, used, size)
+        left = budget.budget_left_after(max_downloads, used, size, least)
         if left is not None and left < 0:
             raise ValidationError(
                 {
@@ -425,7 +434,7 @@ class Share(HoldsFiles, DownloadCounting, models.Model):
         values["bytes_left"] = left
         if left is None:
             return False
-        ends = left < budget.copy_bytes(size) and before["bytes_reserved"] == 0
+        ends = budget.used_up(left, before["least"]) and before["bytes_reserved"] == 0
         if ends:
             values.update(status=self.Status.EXPIRED, end_reason=self.EndReason.DOWNLOAD_LIMIT, ended_at=now)
         return ends

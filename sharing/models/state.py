@@ -135,16 +135,14 @@ class Fate:
         return STATUS_OF[self.state]
 
 
-def fate_of(
-    *, status, end_reason, ended_at, expires_at, has_file: bool, now: datetime, copies_left: int | None = None
-) -> Fate:
+def fate_of(*, status, end_reason, ended_at, expires_at, has_file: bool, now: datetime, used_up: bool = False) -> Fate:
     """The one mapping from a share's columns (and the clock) to its fate.
 
     What ended a share is its end reason; an active share past its deadline
     ended by time at its deadline (the daemon has not recorded it yet). A live
     share whose file row is gone (deleted without ending its shares) can
     serve nothing: it reads as file deleted. A live share whose byte budget
-    holds no whole copy (`copies_left` 0, sharing.models.budget) has reached
+    is used up (`used_up`, sharing.models.budget) has reached
     its download limit even before the last of its responses settles and
     records the end. Reactivation makes a share active again, so a
     reactivated share is live until it ends anew."""
@@ -154,7 +152,7 @@ def fate_of(
         return Fate(EndState.EXPIRED, expires_at)
     if not has_file:
         return Fate(EndState.FILE_DELETED, None)
-    if copies_left == 0:
+    if used_up:
         return Fate(EndState.DOWNLOAD_LIMIT, None)
     return Fate(EndState.LIVE, None)
 

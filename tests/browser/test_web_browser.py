@@ -130,7 +130,7 @@ def test_share_with_three_seconds_and_a_limit_then_watch_it_expire_live(
     owner.get_by_role("button", name="Create link").click()
 
     expect(owner.get_by_text("Your link is ready.")).to_be_visible()
-    share = Share.objects.get(file=stored)
+    share = Share.objects.holding(stored.pk).get()
     assert share.expires_at == deadline
     assert share.max_downloads == 2
     link = owner.get_by_label("Link", exact=True).input_value()

@@ -1,0 +1,274 @@
+"""Shares of several files: made through the API, listed on the link's page,
+sent file by file or as one zip (checked by Python's zipfile), with one byte
+budget, one deadline and one history for the whole share. Over real HTTP,
+with curl and racing clients: tests/test_multi_file_http.py."""
+
+import hashlib
+import io
+import zipfile
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.template.defaultfilters import filesizeformat
+from django.test import Client
+from django.utils import timezone
+from freezegun import freeze_time
+
+from sharing.models import Share, ShareEvent, StoredFile, delete_file
+from sharing.models.budget import byte_budget
+
+pytestmark = pytest.mark.django_db
+
+T0 = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
+CONTENTS = {
+    "notes.txt": b"three lines\nof plain\ntext\n",
+    "photo.png": bytes(range(256)) * 40,
+    "Zürich report.pdf": b"%PDF-1.4 not really a pdf, but bytes all the same\n" * 300,
+}
+
+
+@pytest.fixture
+def client():
+    return Client(enforce_csrf_checks=True)
+
+
+@pytest.fixture
+def three(alice, make_file) -> list[StoredFile]:
+    types = {"notes.txt": "text/plain", "photo.png": "image/png", "Zürich report.pdf": "application/pdf"}
+    return [make_file(alice, name, data, types[name]) for name, data in CONTENTS.items()]
+
+
+def share_of(files, lifetime=timedelta(hours=1), **options) -> Share:
+    return Share.create_for(files=files, expires_at=timezone.now() + lifetime, **options)
+
+
+def body(response) -> bytes:
+    """The whole body; the test client closes a streamed response read to its
+    end, which settles its reservation, as the server does."""
+    return b"".join(response.streaming_content) if response.streaming else response.content
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+# --- the API ----------------------------------------------------------------------
+
+
+def test_the_api_shares_several_files_behind_one_link(alice_client, three):
+    ids = [stored.pk for stored in three]
+
+    response = alice_client.post("/api/shares/", {"files": ids, "expires_in": 3600}, format="json")
+
+    assert response.status_code == 201, response.json()
+    made = response.json()
+    assert (made["file"], made["files"], made["size"]) == (ids[0], ids, sum(len(d) for d in CONTENTS.values()))
+    listed = alice_client.get("/api/shares/").json()["results"][0]
+    assert (listed["files"], listed["size"]) == (ids, made["size"])
+    assert alice_client.get(f"/api/shares/?file={ids[2]}").json()["count"] == 1
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "message"),
+    [
+        ({"files": []}, "files", "Ensure this field has at least 1 elements."),
+        ({"files": "1"}, "files", 'Expected a list of items but got type "str".'),
+        ({}, "file", "Give file (one file id) or files (a list of file ids), not both or neither."),
+    ],
+)
+def test_a_bad_list_of_files_is_a_400_naming_it(alice_client, three, body, field, message):
+    response = alice_client.post("/api/shares/", {**body, "expires_in": 60}, format="json")
+
+    assert response.status_code == 400
+    assert response.json()[field] == [message]
+    assert not Share.objects.exists()
+
+
+def test_a_file_listed_twice_or_not_ones_own_is_refused(alice_client, bob, make_file, three):
+    twice = alice_client.post("/api/shares/", {"files": [three[0].pk, three[0].pk], "expires_in": 60}, format="json")
+    theirs = make_file(bob, "theirs.txt")
+    mixed = alice_client.post("/api/shares/", {"files": [three[0].pk, theirs.pk], "expires_in": 60}, format="json")
+    both = alice_client.post(
+        "/api/shares/", {"file": three[0].pk, "files": [three[1].pk], "expires_in": 60}, format="json"
+    )
+
+    assert twice.status_code == mixed.status_code == both.status_code == 400
+    assert twice.json() == {"files": ["A file is listed twice: give each file once."]}
+    assert mixed.json() == {"files": [f'Item 2: Invalid pk "{theirs.pk}" - object does not exist.']}
+    assert not Share.objects.exists()
+
+
+# --- the recipient's page ----------------------------------------------------------
+
+
+def test_the_page_lists_every_file_with_its_own_download_and_download_all(client, three):
+    share = share_of(three)
+
+    page = client.get(f"/s/{share.token}", HTTP_ACCEPT="text/html").content.decode()
+
+    for position, stored in enumerate(three, start=1):
+        assert stored.name in page
+        assert f'href="/s/{share.token}/files/{position}"' in page
+        assert f'data-bytes="{stored.size}"' in page
+    zip_length = int(client.head(f"/s/{share.token}/all.zip")["Content-Length"])
+    assert f'href="/s/{share.token}/all.zip"' in page
+    assert f"Download all ({filesizeformat(zip_length)}, zip)" in page
+    assert "notes.txt and 2 more files" in page
+
+
+# --- each file, and the zip --------------------------------------------------------
+
+
+def test_each_file_is_sent_whole_with_its_own_name_type_and_etag(client, three):
+    share = share_of(three)
+
+    for position, stored in enumerate(three, start=1):
+        response = client.get(f"/s/{share.token}/files/{position}")
+        assert response.status_code == 200
+        assert body(response) == CONTENTS[stored.name]
+        assert response["Content-Type"] == stored.content_type
+        assert response["ETag"] == f'"{stored.sha256}"'
+        assert response["Content-Disposition"].startswith("attachment;")
+        assert response["Content-Security-Policy"] == "sandbox"
+    assert client.get(f"/s/{share.token}/files/4").status_code == 404
+
+
+def test_the_zip_holds_every_file_and_python_zipfile_checks_it(client, three):
+    share = share_of(three)
+
+    response = client.get(f"/s/{share.token}/all.zip")
+    data = body(response)
+
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/zip"
+    assert int(response["Content-Length"]) == len(data)
+    archive = zipfile.ZipFile(io.BytesIO(data))
+    assert archive.testzip() is None  # every member's CRC-32 matches its bytes
+    assert [info.filename for info in archive.infolist()] == list(CONTENTS)
+    for info in archive.infolist():
+        assert info.compress_type == zipfile.ZIP_STORED
+        assert sha256(archive.read(info)) == sha256(CONTENTS[info.filename])
+    # A script's plain GET of a share of several files gets the same zip.
+    assert body(Client().get(f"/s/{share.token}")) == data
+
+
+def test_a_range_of_the_zip_is_that_stretch_of_it_and_if_range_guards_it(client, three):
+    share = share_of(three)
+    whole = body(client.get(f"/s/{share.token}/all.zip"))
+    etag = client.head(f"/s/{share.token}/all.zip")["ETag"]
+
+    ranged = client.get(f"/s/{share.token}/all.zip", HTTP_RANGE="bytes=100-5099", HTTP_IF_RANGE=etag)
+    stale = client.get(f"/s/{share.token}/all.zip", HTTP_RANGE="bytes=100-5099", HTTP_IF_RANGE='"another"')
+
+    assert ranged.status_code == 206
+    assert ranged["Content-Range"] == f"bytes 100-5099/{len(whole)}"
+    assert body(ranged) == whole[100:5100]
+    assert stale.status_code == 200
+    assert body(stale) == whole
+
+
+def test_the_zip_etag_changes_when_a_file_leaves_the_share(client, three):
+    share = share_of(three)
+    before = client.head(f"/s/{share.token}/all.zip")["ETag"]
+
+    delete_file(three[1])
+
+    after = client.head(f"/s/{share.token}/all.zip")
+    assert after.status_code == 200
+    assert after["ETag"] != before
+    names = zipfile.ZipFile(io.BytesIO(body(client.get(f"/s/{share.token}/all.zip")))).namelist()
+    assert names == ["notes.txt", "Zürich report.pdf"]
+    # The file's address is its place in the share: the third stays the third.
+    assert body(client.get(f"/s/{share.token}/files/3")) == CONTENTS["Zürich report.pdf"]
+    assert client.get(f"/s/{share.token}/files/2").status_code == 404
+
+
+# --- one budget, one history ---------------------------------------------------------
+
+
+def test_a_limit_counts_the_files_bytes_whether_sent_one_by_one_or_zipped(client, three):
+    share = share_of(three, max_downloads=1)
+    size = sum(len(data) for data in CONTENTS.values())
+    smallest = min(len(data) for data in CONTENTS.values())
+    assert share.budget == byte_budget(1, size, smallest)
+    assert share.budget - size < smallest  # the resend allowance never pays for a file again
+
+    for position in (1, 2, 3):
+        assert body(client.get(f"/s/{share.token}/files/{position}")) == list(CONTENTS.values())[position - 1]
+    share.refresh_from_db()
+    # One copy of each file went: the zip (another copy) no longer fits.
+    assert share.bytes_left == share.budget - size
+    assert client.get(f"/s/{share.token}/all.zip").status_code == 410
+    assert (share.status, share.end_reason) == (Share.Status.EXPIRED, Share.EndReason.DOWNLOAD_LIMIT)
+
+
+def test_the_zip_draws_only_its_files_bytes_from_the_budget(client, three):
+    share = share_of(three, max_downloads=1)
+    size = sum(len(data) for data in CONTENTS.values())
+
+    data = body(client.get(f"/s/{share.token}/all.zip"))
+
+    share.refresh_from_db()
+    assert len(data) > size  # headers...
+    assert share.budget - share.bytes_left == size  # ...cost nothing
+    assert (share.status, share.end_reason) == (Share.Status.EXPIRED, Share.EndReason.DOWNLOAD_LIMIT)
+
+
+def test_the_history_records_which_file_or_the_zip(client, three):
+    share = share_of(three)
+
+    body(client.get(f"/s/{share.token}/files/2"))
+    body(client.get(f"/s/{share.token}/all.zip"))
+    body(client.get(f"/s/{share.token}/all.zip", HTTP_RANGE="bytes=10-"))
+
+    events = ShareEvent.objects.filter(share=share).exclude(kind=ShareEvent.Kind.CREATED).order_by("id")
+    assert [(event.kind, event.details) for event in events] == [
+        (ShareEvent.Kind.DOWNLOADED, {"file": three[1].pk}),
+        (ShareEvent.Kind.DOWNLOADED, {"zip": True}),
+        (ShareEvent.Kind.RESUMED, {"zip": True}),
+    ]
+
+
+# --- the end, the same for every file and the zip -------------------------------------
+
+
+def test_at_the_deadline_every_file_and_the_zip_refuse_alike(client, three):
+    with freeze_time(T0) as clock:
+        share = share_of(three, lifetime=timedelta(seconds=10))
+        paths = [f"/s/{share.token}/files/{n}" for n in (1, 2, 3)] + [f"/s/{share.token}/all.zip", f"/s/{share.token}"]
+        clock.tick(timedelta(seconds=10) - timedelta(microseconds=1))
+        assert [client.get(path).status_code for path in paths] == [200] * 5
+        clock.tick(timedelta(microseconds=1))
+        assert [client.get(path).status_code for path in paths] == [410] * 5
+
+
+def test_deleting_one_file_keeps_the_share_and_the_last_one_ends_it(three):
+    share = share_of(three, max_downloads=2)
+
+    assert delete_file(three[0]) == 0
+    share.refresh_from_db()
+    assert (share.status, share.file_ids, share.size) == (
+        Share.Status.ACTIVE,
+        [three[1].pk, three[2].pk],
+        len(CONTENTS["photo.png"]) + len(CONTENTS["Zürich report.pdf"]),
+    )
+    delete_file(three[1])
+    assert delete_file(three[2]) == 1
+    share.refresh_from_db()
+    assert (share.status, share.end_reason, share.files) == (Share.Status.UNSHARED, "file_deleted", [])
+
+
+def test_an_ephemeral_file_goes_when_no_live_share_holds_it(alice, three, django_capture_on_commit_callbacks):
+    upload = SimpleUploadedFile("once.txt", b"once\n", content_type="text/plain")
+    ephemeral = StoredFile.create_from_upload(owner=alice, upload=upload, delete_when_unshared=True)
+    first = share_of([three[0], ephemeral])
+    second = share_of([ephemeral, three[1]])
+
+    with django_capture_on_commit_callbacks(execute=True):
+        first.unshare()
+    assert StoredFile.objects.filter(pk=ephemeral.pk).exists()  # the second share still holds it
+    with django_capture_on_commit_callbacks(execute=True):
+        second.unshare()
+    assert not StoredFile.objects.filter(pk=ephemeral.pk).exists()
+    assert StoredFile.objects.filter(pk__in=[three[0].pk, three[1].pk]).count() == 2  # kept: not ephemeral
