@@ -15,6 +15,7 @@ from sharing.models import EndState, Share
 ANSWERS = {
     "no_such_link": (404, gettext_lazy("No such link.")),
     "no_such_file": (404, gettext_lazy("This link holds no such file.")),
+    "no_preview": (404, gettext_lazy("This file has no preview here; download it instead.")),
     "expired": (410, gettext_lazy("This link has expired.")),
     "download_limit": (410, gettext_lazy("This link has reached its download limit.")),
     "unshared": (410, gettext_lazy("This link has been unshared.")),
@@ -34,7 +35,8 @@ ANSWERS = {
 
 PAGE_CSP = (
     # connect-src: a limited link's page asks itself for the downloads left (liveleft.js).
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self'; "
+    "connect-src 'self'; "
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 )
 

@@ -13,5 +13,6 @@ urlpatterns = [
     re_path(rf"^s/{TOKEN}$", views.link, name="public-share"),
     re_path(rf"^s/{TOKEN}/download$", views.download, name="public-download"),
     re_path(rf"^s/{TOKEN}/files/(?P<position>[1-9][0-9]{{0,5}})$", views.file_download, name="public-file"),
+    re_path(rf"^s/{TOKEN}/files/(?P<position>[1-9][0-9]{{0,5}})/preview$", views.file_preview, name="public-preview"),
     re_path(rf"^s/{TOKEN}/all\.zip$", views.archive, name="public-archive"),
 ]

@@ -24,6 +24,7 @@ from links import downloads
 from links.answers import answer, ended_kind, wants_html, with_page_headers
 from links.guards import header_password, request_allowed, try_password
 from links.payloads import ArchivePayload, FileMissing, FilePayload
+from links.previews import preview_kind, preview_of, previews_allowed
 from links.tickets import give_unlock, is_unlocked
 from ratelimit.limits import CountersUnavailable
 from sharing.models import Share
@@ -91,6 +92,14 @@ def file_download(request, token: str, position: str):
 @csrf_exempt
 @require_safe
 @guarded
+def file_preview(request, token: str, position: str):
+    """One file of the share shown in the browser (links.previews)."""
+    return send(request, token, pick=partial(preview_of, int(position)), inline=True, missing="no_preview")
+
+
+@csrf_exempt
+@require_safe
+@guarded
 def archive(request, token: str):
     """Every file of the share as one zip ("Download all")."""
     return send(request, token, pick=ArchivePayload)
@@ -116,11 +125,13 @@ def landing(request, token: str, *, password_error: bool = False, status: int = 
         return answer(request, kind, share=share)
     locked = share.has_password and not is_unlocked(request, share)
     files = share.files
+    shows_previews = previews_allowed(share)
     context = {
         "share": share,
         "locked": locked,
         "password_error": password_error,
         "files": files,
+        "entries": [{"file": stored, "preview": shows_previews and preview_kind(stored)} for stored in files],
         "several": len(files) > 1,
         "title": share.title,
         "file_name": files[0].name,
@@ -164,9 +175,10 @@ def unlock(request, token: str):
     return response
 
 
-def send(request, token: str, pick=whole):
+def send(request, token: str, pick=whole, *, inline: bool = False, missing: str = "no_such_file"):
     """Send what `pick(share)` chooses (a links.payloads payload; None: the
-    share holds no such file), once the link's checks pass."""
+    share has no such thing, answered as `missing`), once the link's checks
+    pass; `inline`: to be shown in the browser (a preview)."""
     share = find(token)
     if share is None:
         return answer(request, "no_such_link")
@@ -187,9 +199,9 @@ def send(request, token: str, pick=whole):
             return answer(request, "wrong_password")
     payload = pick(share) if share.files else None
     if payload is None:
-        return answer(request, "no_such_file" if share.files else "file_gone", share=share)
+        return answer(request, missing if share.files else "file_gone", share=share)
     try:
-        response = downloads.serve(request, share, payload)
+        response = downloads.serve(request, share, payload, inline=inline)
     except FileMissing as missing:
         logger.warning("Share %s points at missing bytes %s", share.pk, missing)
         return answer(request, "file_gone", share=share)

@@ -272,3 +272,73 @@ def test_an_ephemeral_file_goes_when_no_live_share_holds_it(alice, three, django
         second.unshare()
     assert not StoredFile.objects.filter(pk=ephemeral.pk).exists()
     assert StoredFile.objects.filter(pk__in=[three[0].pk, three[1].pk]).count() == 2  # kept: not ephemeral
+
+
+# --- previews -------------------------------------------------------------------------
+
+
+def test_a_preview_is_shown_inline_sandboxed_and_counts_no_download(client, three):
+    share = share_of(three)
+
+    text = client.get(f"/s/{share.token}/files/1/preview")
+    image = client.get(f"/s/{share.token}/files/2/preview")
+
+    assert (text.status_code, image.status_code) == (200, 200)
+    assert body(text) == CONTENTS["notes.txt"]
+    assert text["Content-Type"] == "text/plain; charset=utf-8"
+    assert image["Content-Type"] == "image/png"
+    for response in (text, image):
+        assert response["Content-Disposition"].startswith("inline;")
+        assert response["Content-Security-Policy"] == "sandbox"
+        assert response["X-Content-Type-Options"] == "nosniff"
+    body(image)
+    share.refresh_from_db()
+    assert share.total_downloads == 0  # looking is not downloading...
+    previewed = ShareEvent.objects.filter(share=share, kind=ShareEvent.Kind.PREVIEWED)
+    assert sorted(event.details["file"] for event in previewed) == [three[0].pk, three[1].pk]  # ...but is recorded
+
+
+def test_html_is_previewed_as_plain_text_and_unknown_types_not_at_all(client, alice, make_file):
+    page = make_file(alice, "page.html", b"<script>alert(1)</script>", "text/html")
+    binary = make_file(alice, "tool.exe", b"MZ\x90\x00", "application/octet-stream")
+    share = share_of([page, binary])
+
+    shown = client.get(f"/s/{share.token}/files/1/preview")
+
+    assert shown["Content-Type"] == "text/plain; charset=utf-8"
+    assert body(shown) == b"<script>alert(1)</script>"
+    assert client.get(f"/s/{share.token}/files/2/preview").status_code == 404
+    html = client.get(f"/s/{share.token}", HTTP_ACCEPT="text/html").content.decode()
+    assert f'href="/s/{share.token}/files/1/preview"' in html
+    assert f"/s/{share.token}/files/2/preview" not in html
+
+
+def test_a_limited_link_shows_no_previews(client, three):
+    share = share_of(three, max_downloads=1)
+
+    assert client.get(f"/s/{share.token}/files/2/preview").status_code == 404
+    assert "/preview" not in client.get(f"/s/{share.token}", HTTP_ACCEPT="text/html").content.decode()
+    share.refresh_from_db()
+    assert share.bytes_left == share.budget  # nothing was spent on looking
+
+
+def test_the_page_shows_an_image_preview_and_media_players_that_load_nothing_until_played(client, alice, make_file):
+    files = [
+        make_file(alice, "a.png", CONTENTS["photo.png"], "image/png"),
+        make_file(alice, "b.mp3", b"ID3" + bytes(100), "audio/mpeg"),
+        make_file(alice, "c.webm", b"\x1aE\xdf\xa3" + bytes(100), "video/webm"),
+    ]
+    share = share_of(files)
+
+    html = client.get(f"/s/{share.token}", HTTP_ACCEPT="text/html").content.decode()
+
+    assert f'<img src="/s/{share.token}/files/1/preview" alt="Preview of a.png" loading="lazy">' in html
+    assert f'<audio controls preload="none" src="/s/{share.token}/files/2/preview"' in html
+    assert f'<video controls preload="none" src="/s/{share.token}/files/3/preview"' in html
+
+
+def test_previews_refuse_from_the_deadline_on_like_downloads(client, three):
+    with freeze_time(T0) as clock:
+        share = share_of(three, lifetime=timedelta(seconds=5))
+        clock.tick(timedelta(seconds=5))
+        assert client.get(f"/s/{share.token}/files/2/preview").status_code == 410

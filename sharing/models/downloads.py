@@ -85,14 +85,30 @@ class Sending:
     """What a response sends: one file of the share (`file_id`) or its zip
     (`file_id` None), and how many of the bytes between two offsets of the
     response count against the budget (a zip's headers count nothing: a copy
-    of the share is each file's bytes once, however they are sent)."""
+    of the share is each file's bytes once, however they are sent).
+    `preview`: shown in the browser rather than saved."""
 
     file_id: int | None = None
     counted: Callable[[int, int], int] = plain_bytes
+    preview: bool = False
 
     def details(self) -> str:
-        """The download event's details, as JSON: which file, or the zip."""
-        return '{"zip": true}' if self.file_id is None else f'{{"file": {int(self.file_id)}}}'
+        """The download event's details, as JSON: which file (and whether
+        as a preview), or the zip."""
+        if self.file_id is None:
+            return '{"zip": true}'
+        preview = ', "preview": true' if self.preview else ""
+        return f'{{"file": {int(self.file_id)}{preview}}}'
+
+    def starts_copy(self, first: int) -> bool:
+        """Whether a response from byte `first` counts a download: from byte
+        0, and not a preview (looking is not downloading)."""
+        return first == 0 and not self.preview
+
+    def event_kind(self, first: int) -> str:
+        if self.preview:
+            return ShareEvent.Kind.PREVIEWED
+        return ShareEvent.Kind.DOWNLOADED if first == 0 else ShareEvent.Kind.RESUMED
 
 
 @dataclass(frozen=True)
@@ -204,7 +220,7 @@ class DownloadCounting:
         those the budget holds win, whatever their ranges. "Now" is read once
         the lock is ours: a response that waited for the lock past the
         deadline is refused."""
-        starts_copy = first == 0
+        starts_copy = sending.starts_copy(first)
         cost = charge(sending.counted(first, end))
         with transaction.atomic():
             now = locked_now(type(self).objects.filter(pk=self.pk))
@@ -229,7 +245,7 @@ class DownloadCounting:
                     now,
                     visitor=visitor,
                     size=end - first,
-                    resumed=not starts_copy,
+                    kind=sending.event_kind(first),
                     details=sending.details(),
                 )
             if starts_copy and self._owes_first_download_notice():
@@ -252,7 +268,7 @@ class DownloadCounting:
         """
         connection = connections[type(self).objects.db]
         table = connection.ops.quote_name(type(self)._meta.db_table)
-        starts_copy = first == 0
+        starts_copy = sending.starts_copy(first)
         with transaction.atomic(), connection.cursor() as cursor:
             if connection.features.has_select_for_update:
                 cursor.execute(f"SELECT 1 FROM {table} WHERE id = %s FOR SHARE", [self.pk])
@@ -271,7 +287,6 @@ class DownloadCounting:
                 cursor.execute(f"SELECT {_QUICK_COUNTABLE} FROM {table} WHERE id = %s", [self.pk])
                 unlimited = cursor.fetchone()
                 return _NOT_UNLIMITED if unlimited is not None and not unlimited[0] else None
-            resumed = not starts_copy
             record_download(
                 cursor,
                 connection,
@@ -279,7 +294,7 @@ class DownloadCounting:
                 now,
                 visitor=visitor,
                 size=end - first,
-                resumed=resumed,
+                kind=sending.event_kind(first),
                 details=sending.details(),
             )
         return Reservation(self.pk, first, end, self.least, False, type(self), sending.counted)

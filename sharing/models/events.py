@@ -97,6 +97,8 @@ class ShareEvent(models.Model):
         DOWNLOADED = "downloaded", pgettext_lazy("share event", "Downloaded")
         # A response from a later byte: a download continued.
         RESUMED = "resumed", pgettext_lazy("share event", "Resumed")
+        # A file shown in the browser (its bytes sent; no download counted).
+        PREVIEWED = "previewed", pgettext_lazy("share event", "Previewed")
         WRONG_PASSWORD = "wrong_password", pgettext_lazy("share event", "wrong password")
         UNSHARED = "unshared", pgettext_lazy("share event", "Unshared")
         EXPIRED = "expired", pgettext_lazy("share event", "Expired")
@@ -117,7 +119,7 @@ class ShareEvent(models.Model):
         null=True, blank=True, help_text="expired: how long after its deadline the expiry was committed."
     )
     bytes = models.PositiveBigIntegerField(
-        null=True, blank=True, help_text="downloaded, resumed: the bytes of the response's range."
+        null=True, blank=True, help_text="downloaded, resumed, previewed: the bytes of the response's range."
     )
     client_address = models.GenericIPAddressField(
         null=True, blank=True, help_text="As EVENT_CLIENT_ADDRESS keeps it (by default the last IPv4 octet zeroed)."
@@ -191,17 +193,16 @@ def record_download(
     *,
     visitor: Visitor | None,
     size: int | None,
-    resumed: bool = False,
+    kind: str = ShareEvent.Kind.DOWNLOADED,
     details: str = "{}",
 ) -> None:
-    """Record a response its statement allowed (`downloaded` from byte 0,
-    `resumed` from a later byte, with the bytes of its range and `details`,
-    JSON saying which file or the zip), with `cursor`
+    """Record a response its statement allowed (its `kind`: downloaded,
+    resumed or previewed), with the bytes of its range and `details`,
+    JSON saying which file or the zip, with `cursor`
     inside that statement's transaction; then share_events_saved as for any
     events. The INSERT is written out: bulk_create's building of it cost more
     CPU than the download's UPDATE."""
     shown = visitor_fields(visitor)
-    kind = ShareEvent.Kind.RESUMED if resumed else ShareEvent.Kind.DOWNLOADED
     table = connection.ops.quote_name(ShareEvent._meta.db_table)
     columns = "share_id, kind, at, bytes, client_address, user_agent, details"
     cursor.execute(
