@@ -20,6 +20,10 @@ ANSWERS = {
     "download_limit": (410, gettext_lazy("This link has reached its download limit.")),
     "unshared": (410, gettext_lazy("This link has been unshared.")),
     "file_gone": (410, gettext_lazy("The shared file is no longer available.")),
+    "budget_short": (
+        410,
+        gettext_lazy("What is left of this link's download limit does not cover what you asked for."),
+    ),
     "password_required": (403, gettext_lazy("This link needs a password: send it in the X-Share-Password header.")),
     "wrong_password": (403, gettext_lazy("Wrong password.")),
     "rate_limited": (429, gettext_lazy("Too many requests from your address.")),
@@ -100,7 +104,7 @@ def answer(request, kind: str, *, share: Share | None = None, retry_after: int |
     """The refusal `kind` as a page or a line, with its status."""
     status, lazy_message = ANSWERS[kind]
     message = str(lazy_message)
-    note = budget_note(share) if kind == "download_limit" else ""
+    note = budget_note(share) if kind in ("download_limit", "budget_short") else ""
     wait = wait_in_words(retry_after) if retry_after is not None and status == 429 else ""
     if wait:
         note = _("Try again in %(wait)s.") % {"wait": wait}

@@ -206,7 +206,11 @@ def send(request, token: str, pick=whole, *, inline: bool = False, missing: str 
         logger.warning("Share %s points at missing bytes %s", share.pk, missing)
         return answer(request, "file_gone", share=share)
     if response is None:
-        # Refused by the UPDATE: re-read to say why (unshared, expired or used up meanwhile).
+        # Refused by the UPDATE: re-read to say why (unshared, expired or
+        # used up meanwhile; or, still live, what its budget has left does
+        # not cover what was asked for).
         current = find(token)
-        return answer(request, (ended_kind(current) if current else None) or "file_gone", share=current)
+        if current is None or not current.files:
+            return answer(request, "file_gone", share=current)
+        return answer(request, ended_kind(current) or "budget_short", share=current)
     return response

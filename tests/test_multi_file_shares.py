@@ -190,16 +190,30 @@ def test_the_zip_etag_changes_when_a_file_leaves_the_share(client, three):
 def test_a_limit_counts_the_files_bytes_whether_sent_one_by_one_or_zipped(client, three):
     share = share_of(three, max_downloads=1)
     size = sum(len(data) for data in CONTENTS.values())
-    smallest = min(len(data) for data in CONTENTS.values())
-    assert share.budget == byte_budget(1, size, smallest)
-    assert share.budget - size < smallest  # the resend allowance never pays for a file again
+    assert share.budget == byte_budget(1, size)
 
     for position in (1, 2, 3):
         assert body(client.get(f"/s/{share.token}/files/{position}")) == list(CONTENTS.values())[position - 1]
     share.refresh_from_db()
-    # One copy of each file went: the zip (another copy) no longer fits.
+    # One copy of each file went: the zip (another copy) no longer fits, nor
+    # does either big file; what the resend allowance leaves still holds the
+    # smallest file, so the link is not used up yet.
     assert share.bytes_left == share.budget - size
-    assert client.get(f"/s/{share.token}/all.zip").status_code == 410
+    refused = client.get(f"/s/{share.token}/all.zip")
+    assert refused.status_code == 410
+    assert refused.content.decode().startswith(
+        "What is left of this link's download limit does not cover what you asked for. "
+        f"{size} of its {share.budget} bytes were sent"
+    )
+    assert client.get(f"/s/{share.token}/files/3").status_code == 410
+    assert share.status == Share.Status.ACTIVE
+    again = 0
+    while (response := client.get(f"/s/{share.token}/files/1")).status_code == 200:
+        assert body(response) == CONTENTS["notes.txt"]
+        again += 1
+    share.refresh_from_db()
+    assert again == (share.budget - size) // len(CONTENTS["notes.txt"])  # never a byte over the budget
+    assert share.bytes_left < len(CONTENTS["notes.txt"])
     assert (share.status, share.end_reason) == (Share.Status.EXPIRED, Share.EndReason.DOWNLOAD_LIMIT)
 
 
@@ -212,7 +226,8 @@ def test_the_zip_draws_only_its_files_bytes_from_the_budget(client, three):
     share.refresh_from_db()
     assert len(data) > size  # headers...
     assert share.budget - share.bytes_left == size  # ...cost nothing
-    assert (share.status, share.end_reason) == (Share.Status.EXPIRED, Share.EndReason.DOWNLOAD_LIMIT)
+    assert share.downloads_left == 0
+    assert client.get(f"/s/{share.token}/all.zip").status_code == 410
 
 
 def test_the_history_records_which_file_or_the_zip(client, three):

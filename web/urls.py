@@ -14,6 +14,7 @@ urlpatterns = [
     path("files/", files.UploadView.as_view(), name="upload"),
     path("files/<int:pk>/delete/", files.FileDeleteView.as_view(), name="file-delete"),
     path("files/<int:pk>/share/", shares.ShareCreateView.as_view(), name="share-create"),
+    path("files/share/", shares.ShareCreateView.as_view(), name="share-several"),
     path("requests/", requests.RequestsView.as_view(), name="requests"),
     path("requests/<int:pk>/close/", requests.RequestCloseView.as_view(), name="request-close"),
     path("requests/<int:pk>/delete/", requests.RequestDeleteView.as_view(), name="request-delete"),

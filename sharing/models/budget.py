@@ -16,7 +16,10 @@ most RESEND_ALLOWANCE_CAP; always less than one copy, so it never adds a
 download.
 
 A link is used up (it ends by its download limit) once its budget holds
-less than its smallest file: used_up(), the one rule.
+less than its smallest file: used_up(), the one rule. On a share of several
+files, what the allowance leaves after the last copy may still send a file
+smaller than it again: never more bytes than the budget, never another copy
+of the share.
 
 An empty file still costs one unit per response (COPY of 0 bytes is 1), so
 its limit counts responses.
@@ -34,19 +37,17 @@ def copy_bytes(size: int) -> int:
     return max(size, 1)
 
 
-def resend_allowance(size: int, least: int | None = None) -> int:
-    """The allowance of a share of `size` bytes whose smallest file has
-    `least` (None: a share of one file). Less than its smallest file, so it
-    never pays for one more whole download of any of them."""
-    allowance = min(size // 4, RESEND_ALLOWANCE_CAP)
-    return allowance if least is None else min(allowance, max(least - 1, 0))
+def resend_allowance(size: int) -> int:
+    """What a link may send beyond its copies, for bytes a broken connection
+    took but never delivered (always less than one copy of the share)."""
+    return min(size // 4, RESEND_ALLOWANCE_CAP)
 
 
-def byte_budget(max_downloads: int | None, size: int, least: int | None = None) -> int | None:
+def byte_budget(max_downloads: int | None, size: int) -> int | None:
     """The whole budget of a link limited to `max_downloads` (None: unlimited)."""
     if max_downloads is None:
         return None
-    return max_downloads * copy_bytes(size) + resend_allowance(size, least)
+    return max_downloads * copy_bytes(size) + resend_allowance(size)
 
 
 def charge(counted: int) -> int:
@@ -75,19 +76,17 @@ def used_up_q() -> Q:
     return Q(bytes_left__lt=Greatest(F("least"), Value(1)))
 
 
-def bytes_used(
-    *, max_downloads: int | None, bytes_left: int | None, download_count: int, size: int, least: int | None = None
-) -> int:
+def bytes_used(*, max_downloads: int | None, bytes_left: int | None, download_count: int, size: int) -> int:
     """What a link has used of any budget so far: for a limited link, its
     budget less what is left; for one without a limit, a whole copy for every
     download it counted (it never kept count of bytes)."""
     if max_downloads is None or bytes_left is None:
         return download_count * copy_bytes(size)
-    return byte_budget(max_downloads, size, least) - bytes_left
+    return byte_budget(max_downloads, size) - bytes_left
 
 
-def budget_left_after(new_limit: int | None, used: int, size: int, least: int | None = None) -> int | None:
+def budget_left_after(new_limit: int | None, used: int, size: int) -> int | None:
     """bytes_left for a new limit, given what was used; negative when the
     link already sent more than the new limit allows."""
-    budget = byte_budget(new_limit, size, least)
+    budget = byte_budget(new_limit, size)
     return None if budget is None else budget - used

@@ -84,7 +84,7 @@ def reactivate(share: Share, expires_at: datetime, *, reset_downloads: bool = Fa
             values["download_count"] = 0
             # Responses still sending keep their holds: what they give back
             # at their close lands in this new budget.
-            full = budget.byte_budget(limit, size, least)
+            full = budget.byte_budget(limit, size)
             values["bytes_left"] = None if full is None else max(0, full - (before or {}).get("bytes_reserved", 0))
         elif before is not None:
             used = budget.bytes_used(
@@ -92,9 +92,8 @@ def reactivate(share: Share, expires_at: datetime, *, reset_downloads: bool = Fa
                 bytes_left=before["bytes_left"],
                 download_count=before["download_count"],
                 size=size,
-                least=least,
             )
-            values["bytes_left"] = left = budget.budget_left_after(limit, used, size, least)
+            values["bytes_left"] = left = budget.budget_left_after(limit, used, size)
             if budget.used_up(left, least):
                 # It would come back used up.
                 raise _refusal(before, now, max_downloads)

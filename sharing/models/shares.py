@@ -250,7 +250,7 @@ class Share(HoldsFiles, DownloadCounting, models.Model):
     @property
     def budget(self) -> int | None:
         """The link's whole byte budget (None: unlimited)."""
-        return budget.byte_budget(self.max_downloads, self.size, self.least)
+        return budget.byte_budget(self.max_downloads, self.size)
 
     @property
     def has_password(self) -> bool:
@@ -335,7 +335,7 @@ class Share(HoldsFiles, DownloadCounting, models.Model):
     def start_budget(self) -> None:
         """Give a new share its whole byte budget (none when unlimited)."""
         if self.max_downloads is not None and self.bytes_left is None:
-            self.bytes_left = budget.byte_budget(self.max_downloads, self.size, self.least)
+            self.bytes_left = budget.byte_budget(self.max_downloads, self.size)
 
     def refresh_from_db(self, *args, **kwargs):
         super().refresh_from_db(*args, **kwargs)
@@ -420,9 +420,8 @@ class Share(HoldsFiles, DownloadCounting, models.Model):
             bytes_left=before["bytes_left"],
             download_count=before["download_count"],
             size=size,
-            least=least,
         )
-        left = budget.budget_left_after(max_downloads, used, size, least)
+        left = budget.budget_left_after(max_downloads, used, size)
         if left is not None and left < 0:
             raise ValidationError(
                 {
@@ -434,7 +433,7 @@ class Share(HoldsFiles, DownloadCounting, models.Model):
         values["bytes_left"] = left
         if left is None:
             return False
-        ends = budget.used_up(left, before["least"]) and before["bytes_reserved"] == 0
+        ends = budget.used_up(left, least) and before["bytes_reserved"] == 0
         if ends:
             values.update(status=self.Status.EXPIRED, end_reason=self.EndReason.DOWNLOAD_LIMIT, ended_at=now)
         return ends

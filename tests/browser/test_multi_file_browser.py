@@ -16,6 +16,7 @@ from playwright.sync_api import expect
 
 from sharing.models import Share
 from tests.browser.helpers import axe_check, no_foreign_requests, save_screenshot
+from tests.browser.test_web_browser import PASSWORD, sign_in
 
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
@@ -127,3 +128,24 @@ def test_a_preview_opened_on_its_own_never_runs_the_files_script(anon_context, s
     assert pwned(requested) == []
     assert dialogs == []
     assert page.title() != "pwned"
+
+
+@pytest.mark.parametrize("javascript", [True, False], ids=["js", "nojs"])
+def test_the_owner_ticks_files_on_the_dashboard_and_shares_them_with_one_link(anon_context, alice, share, javascript):
+    owner = anon_context(viewport=DESKTOP, java_script_enabled=javascript).new_page()
+    sign_in(owner, "alice", PASSWORD)
+
+    owner.get_by_label("Choose drawing.svg").check()
+    owner.get_by_label("Choose Holiday photo.png").check()
+    owner.get_by_role("button", name="Share the chosen files with one link").click()
+
+    expect(owner.get_by_role("heading", name="Share 2 files")).to_be_visible()
+    expect(owner.locator(".chosen-files li")).to_have_count(2)
+    axe_check(owner)
+    owner.get_by_label("1 day").check()
+    owner.get_by_role("button", name="Create link").click()
+    expect(owner.get_by_role("heading", name="Link to drawing.svg and 1 more file")).to_be_visible()
+    made = Share.objects.exclude(pk=share.pk).get()
+    # The dashboard lists newest first, whichever box was ticked first.
+    assert [stored.name for stored in made.files] == ["drawing.svg", "Holiday photo.png"]
+    no_foreign_requests(owner)

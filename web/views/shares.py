@@ -1,4 +1,4 @@
-"""Sharing a file, and watching, extending, shortening or ending a share.
+"""Sharing a file or several, and watching, extending, shortening or ending a share.
 
 Every write is a model method (Share.create_for, set_expiry, unshare): the
 conditional UPDATEs stay the only writers, and the API and these pages obey
@@ -8,6 +8,7 @@ one set of rules.
 from django.contrib import messages
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.core.exceptions import ValidationError
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.utils import timezone
@@ -16,7 +17,7 @@ from django.utils.translation import gettext as _
 from django.views import View
 from django.views.generic import FormView, TemplateView
 
-from sharing.models import Share, StoredFile
+from sharing.models import MAX_FILES_PER_SHARE, Share, StoredFile
 from web.forms import ExpiryForm, ShareForm
 from web.history import HISTORY_LINES, history
 from web.presenters import share_state
@@ -33,24 +34,43 @@ class OwnerFormView(LoginRequiredMixin, PageHeadersMixin, FormView):
 
 
 class ShareCreateView(OwnerFormView):
-    """The share dialog: how long the link lives, its limit and password."""
+    """The share dialog: how long the link lives, its limit and password;
+    for one file (files/<pk>/share/) or the files chosen on the dashboard
+    (files/share/?files=<pk>&files=<pk>...)."""
 
     template_name = "web/share_form.html"
     form_class = ShareForm
 
     def dispatch(self, request, *args, **kwargs):
         if request.user.is_authenticated:
-            self.file = get_object_or_404(StoredFile, pk=kwargs["pk"], owner=request.user)
+            self.files = self.chosen_files(request, kwargs.get("pk"))
+            if not self.files:
+                messages.error(request, _("Choose at least one file to share."))
+                return redirect(reverse("web:dashboard") + "#files")
         return super().dispatch(request, *args, **kwargs)
 
+    @staticmethod
+    def chosen_files(request, pk) -> list[StoredFile]:
+        """The owner's files to share, in the order chosen; another user's
+        file or one that does not exist is a 404, the same as everywhere."""
+        if pk is not None:
+            return [get_object_or_404(StoredFile, pk=pk, owner=request.user)]
+        ids = list(dict.fromkeys(request.GET.getlist("files")))[:MAX_FILES_PER_SHARE]
+        if not all(value.isascii() and value.isdigit() and len(value) < 19 for value in ids):
+            raise Http404
+        found = StoredFile.objects.filter(owner=request.user).in_bulk([int(value) for value in ids])
+        if len(found) != len(ids):
+            raise Http404
+        return [found[int(value)] for value in ids]
+
     def get_context_data(self, **kwargs):
-        return super().get_context_data(file=self.file, **kwargs)
+        return super().get_context_data(files=self.files, **kwargs)
 
     def form_valid(self, form):
         data = form.cleaned_data
         try:
             share = Share.create_for(
-                file=self.file,
+                files=self.files,
                 expires_at=data["deadline"],
                 max_downloads=data.get("max_downloads"),
                 password=data.get("password") or "",
