@@ -18,11 +18,11 @@ from django.conf import settings
 from django.core.mail import send_mail
 from django.template.loader import render_to_string
 from django.utils import timezone, translation
-from django.utils.translation import ngettext
+from django.utils.translation import gettext, ngettext
 
 from collect.models import ReceivedFile
 from notices.claims import claim_first_download
-from sharing.models import Share
+from sharing.models import Share, ShareEvent
 
 logger = logging.getLogger("notices")
 
@@ -70,8 +70,24 @@ def _send(share_id: int, kind: str) -> bool:
         logger.info("%s notice for share %s skipped: %s has no email address", kind, share_id, share.owner)
         return False
     with translation.override(settings.LANGUAGE_CODE):
-        subject, body = _render(kind, _share_context(share))
+        context = _share_context(share)
+        if kind == "first_download":
+            context["downloaded"] = what_was_downloaded(share)
+        subject, body = _render(kind, context)
     return _mail(kind, f"share {share_id}", subject, body, address)
+
+
+def what_was_downloaded(share: Share) -> str:
+    """For a share of several files, what its first download was (a file's
+    name, or all of them as a zip), as its history recorded it; "" for a
+    share of one file."""
+    if len(share.files) < 2:
+        return ""
+    first = share.events.filter(kind=ShareEvent.Kind.DOWNLOADED).order_by("at", "id").first()
+    details = first.details if first is not None else {}
+    if details.get("zip"):
+        return gettext("all its files, as one zip")
+    return next((stored.name for stored in share.files if stored.pk == details.get("file")), "")
 
 
 def notify_file_arrived(received_id: int) -> bool:

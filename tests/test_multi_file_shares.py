@@ -15,8 +15,10 @@ from django.test import Client
 from django.utils import timezone
 from freezegun import freeze_time
 
+from notices.mail import notify_first_download
 from sharing.models import Share, ShareEvent, StoredFile, delete_file
 from sharing.models.budget import byte_budget
+from webhooks.payloads import payload
 
 pytestmark = pytest.mark.django_db
 
@@ -357,3 +359,31 @@ def test_previews_refuse_from_the_deadline_on_like_downloads(client, three):
         share = share_of(three, lifetime=timedelta(seconds=5))
         clock.tick(timedelta(seconds=5))
         assert client.get(f"/s/{share.token}/files/2/preview").status_code == 410
+
+
+# --- notices and webhooks say which ---------------------------------------------------
+
+
+@pytest.mark.parametrize(("path", "said"), [("all.zip", "all its files, as one zip"), ("files/2", "photo.png")])
+def test_the_first_download_notice_says_what_was_downloaded(client, three, mailoutbox, path, said):
+    three[0].owner.email = "alice@example.com"
+    three[0].owner.save()
+    share = share_of(three, notify_first_download=True)
+
+    body(client.get(f"/s/{share.token}/{path}"))
+    assert notify_first_download(share.pk)
+
+    assert f"What was downloaded: {said}." in mailoutbox[0].body
+
+
+def test_a_webhook_payload_says_which_file_or_the_zip(client, three):
+    share = share_of(three)
+
+    body(client.get(f"/s/{share.token}/files/3"))
+    body(client.get(f"/s/{share.token}/all.zip"))
+
+    sent = [payload(event) for event in ShareEvent.objects.filter(share=share, kind="downloaded").order_by("id")]
+    assert [(p["type"], p["data"]["details"]) for p in sent] == [
+        ("share.downloaded", {"file": three[2].pk}),
+        ("share.downloaded", {"zip": True}),
+    ]
