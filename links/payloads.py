@@ -66,7 +66,10 @@ class ArchivePayload:
 
     @cached_property
     def layout(self) -> ArchiveLayout:
-        return ArchiveLayout([_entry(stored) for stored in self.files])
+        try:
+            return ArchiveLayout([_entry(stored) for stored in self.files])
+        except OSError as missing:
+            raise FileMissing(str(missing)) from None
 
     @property
     def size(self) -> int:
@@ -99,7 +102,7 @@ def _entry(stored: StoredFile) -> ArchiveEntry:
     return ArchiveEntry(
         name=stored.name,
         size=stored.size,
-        crc32=stored.crc32 if stored.crc32 is not None else 0,
+        crc32=stored.known_crc32(),
         modified=stored.created_at,
         open=lambda: _open(stored.content.storage, stored.content.name),
     )

@@ -139,11 +139,20 @@ def landing(request, token: str, *, password_error: bool = False, status: int = 
         "file_size_bytes": share.size,
         "content_type": files[0].content_type,
         "sha256": files[0].sha256,
-        "archive_size_bytes": ArchivePayload(share).size if len(files) > 1 else None,
+        "archive_size_bytes": archive_size(share) if len(files) > 1 else None,
         "shared_by": shared_by(share),
         "ms_left": max(0, int((share.expires_at - timezone.now()).total_seconds() * 1000)),
     }
     return with_page_headers(render(request, "links/landing.html", context, status=status))
+
+
+def archive_size(share: Share) -> int | None:
+    """The length of the share's zip (None when a file's bytes are missing:
+    the page still lists the files, and the zip answers that it is gone)."""
+    try:
+        return ArchivePayload(share).size
+    except FileMissing:
+        return None
 
 
 def shared_by(share: Share) -> str:

@@ -6,6 +6,7 @@ with curl and racing clients: tests/test_multi_file_http.py."""
 import hashlib
 import io
 import zipfile
+import zlib
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -387,3 +388,27 @@ def test_a_webhook_payload_says_which_file_or_the_zip(client, three):
         ("share.downloaded", {"file": three[2].pk}),
         ("share.downloaded", {"zip": True}),
     ]
+
+
+def test_a_file_without_a_crc_gets_one_computed_once_for_its_zip(client, three):
+    StoredFile.objects.filter(pk=three[1].pk).update(crc32=None)  # as migrated while its bytes were missing
+    share = share_of(three)
+
+    archive = zipfile.ZipFile(io.BytesIO(body(client.get(f"/s/{share.token}/all.zip"))))
+
+    assert archive.testzip() is None
+    assert StoredFile.objects.get(pk=three[1].pk).crc32 == zlib.crc32(CONTENTS["photo.png"])
+
+
+def test_a_zip_whose_file_lost_its_bytes_says_so_and_the_page_still_lists_them(client, three):
+    three[2].content.storage.delete(three[2].content.name)
+    StoredFile.objects.filter(pk=three[2].pk).update(crc32=None)
+    share = share_of(three)
+
+    refused = client.get(f"/s/{share.token}/all.zip")
+    page = client.get(f"/s/{share.token}", HTTP_ACCEPT="text/html")
+
+    assert refused.status_code == 410
+    assert refused.content.decode() == "The shared file is no longer available.\n"
+    assert page.status_code == 200
+    assert "Download all (zip)" in page.content.decode()

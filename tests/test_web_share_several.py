@@ -41,6 +41,7 @@ def test_the_chosen_files_get_one_link_in_the_order_chosen(alice_web, files):
     assert share.file_ids == [files[2].pk, files[0].pk]
     detail = alice_web.get(made["Location"]).content.decode()
     assert "c.txt and 1 more file" in detail
+    assert detail.index('<span class="file-name">c.txt</span>') < detail.index('<span class="file-name">a.txt</span>')
 
 
 def test_no_file_chosen_goes_back_with_a_message(alice_web, files):

@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from django.contrib.auth import get_user_model
 
-    from sharing.models import Share, StoredFile
+    from sharing.models import Share, ShareItem, StoredFile
 
     owner = get_user_model().objects.get(username=args.owner)
     stored = StoredFile.objects.filter(owner=owner).order_by("pk").first()
@@ -41,16 +41,20 @@ def main(argv: list[str] | None = None) -> int:
     first = datetime.fromtimestamp(args.first, UTC)
     step = timedelta(seconds=args.span / args.count) if args.count else timedelta(0)
     ids: list[int] = []
+    one_copy = {"size": stored.size, "least": stored.size}  # each share holds the one file
     for start in range(0, args.count, BATCH):
         shares = [
-            Share(owner=owner, file=stored, created_at=created, updated_at=created, expires_at=first + i * step)
+            Share(owner=owner, created_at=created, updated_at=created, expires_at=first + i * step, **one_copy)
             for i in range(start, min(start + BATCH, args.count))
         ]
-        ids += [share.pk for share in Share.objects.bulk_create(shares)]
+        made = Share.objects.bulk_create(shares)
+        ShareItem.objects.bulk_create(ShareItem(share_id=share.pk, file_id=stored.pk, position=1) for share in made)
+        ids += [share.pk for share in made]
     now = datetime.now(UTC)
     canary = Share.objects.create(
-        owner=owner, file=stored, created_at=now - timedelta(seconds=1), updated_at=now, expires_at=now
+        owner=owner, created_at=now - timedelta(seconds=1), updated_at=now, expires_at=now, **one_copy
     )
+    ShareItem.objects.create(share=canary, file=stored, position=1)
     json.dump({"ids": [min(ids), max(ids)] if ids else None, "canary": canary.pk}, sys.stdout)
     return 0
 

@@ -14,7 +14,7 @@ from bench.tests.running import UNDER_CI, VENDOR, measured_here, run_load_smoke
 from bench.web import front
 from bench.web import report as web_report
 from bench.web.plan import SMOKE
-from bench.web.scenarios import SCENARIOS
+from bench.web.scenarios import SCENARIOS, ZIP_KEY
 from bench.web.upload import zeros_sha256
 
 pytestmark = pytest.mark.bench
@@ -72,6 +72,25 @@ def test_each_answer_carried_at_least_its_file(run, result):
                 continue  # download_small is compared by requests/s, but is measured too
             for cell in result["cells"][key].values():
                 assert cell["bytes"] / cell["requests"] >= expected, (key, cell)
+    # The zip: every file's bytes, and the headers around them.
+    zip_bytes = run["plan"]["zip_files"] * run["plan"]["zip_file_bytes"]
+    for cell in result["cells"][ZIP_KEY].values():
+        assert cell["bytes"] / cell["requests"] >= result["zip_check"]["content_length"] > zip_bytes, cell
+
+
+def test_the_zip_was_checked_whole_outside_the_cells(run, result):
+    check, plan = result["zip_check"], run["plan"]
+    assert check["ok"] is True, check.get("problems") or check.get("error")
+    assert check["status"] == 200
+    assert check["content_type"] == "application/zip"
+    assert check["bytes"] == check["content_length"]
+    assert check["entries"] == [[f"zip-{n:02d}.bin", plan["zip_file_bytes"]] for n in range(1, plan["zip_files"] + 1)]
+    assert check["stored"] is True
+    assert check["testzip"] is None
+    text = web_report.render(run)
+    assert "zip check (one whole all.zip, untimed): " in text
+    assert "a valid zip (10 stored entries, testzip() None)" in text
+    assert "\nZIP TO SINGLE FILE (same database, same concurrency)\n" in text
 
 
 def test_every_worker_was_watched(run, result):
@@ -139,6 +158,8 @@ def test_ratios_and_targets_are_reported(run):
     statuses = {t["target"]: t["status"] for t in run["targets"]}
     assert all(status in {"met", "MISSED", "shown (no target)"} for status in statuses.values()), statuses
     assert sum(status == "shown (no target)" for status in statuses.values()) == 1  # the limited link
+    (zipped,) = [name for name in statuses if name.startswith("zip of 10 x 400 KiB (all.zip) at 16 connections")]
+    assert statuses[zipped] in {"met", "MISSED"}  # measured; how fast is for full runs
     assert run["meta"]["preset"] == "smoke"
     assert run["meta"]["git_commit"]
 
@@ -197,6 +218,33 @@ def test_an_offloaded_download_is_compared_with_nginx_serving_the_file_itself():
         "4 MiB download offloaded",
     )
     assert slow["status"] == "MISSED"
+
+
+def _zip_targets(zip_mb_per_s: float, failed: int = 0, check_ok: bool = True) -> dict[str, dict]:
+    cells = {"download_large": {"16": _cell(10, mb_per_s=1000)}, ZIP_KEY: {"16": _cell(10, zip_mb_per_s, failed)}}
+    databases = {"sqlite": {"cells": cells, "zip_check": {"ok": check_ok}}}
+    return {t["target"]: t for t in web_report.check_targets(databases, SMOKE)}
+
+
+ZIP_TARGET = "zip of 10 x 400 KiB (all.zip) at 16 connections >= 80 % of the 4 MiB download's MB/s (SQLite)"
+
+
+def test_a_zip_at_80_percent_of_the_single_file_meets_its_target_and_below_misses_it():
+    met = _zip_targets(800)[ZIP_TARGET]
+    assert met["measured"] == pytest.approx(80)
+    assert met["status"] == "met"
+    assert _zip_targets(799)[ZIP_TARGET]["status"] == "MISSED"
+
+
+def test_a_fast_zip_with_errors_or_wrong_bytes_misses_its_target():
+    assert _zip_targets(1000, failed=1)[ZIP_TARGET]["status"] == "MISSED"
+    assert _zip_targets(1000, check_ok=False)[ZIP_TARGET]["status"] == "MISSED"
+
+
+def test_a_zip_without_the_single_file_to_compare_with_is_not_measured():
+    cells = {ZIP_KEY: {"16": _cell(10, mb_per_s=1000)}}
+    targets = {t["target"]: t for t in web_report.check_targets({"sqlite": {"cells": cells}}, SMOKE)}
+    assert targets[ZIP_TARGET]["status"] == "not measured"
 
 
 def _uploads(multipart_mb_per_s: float, tus_mb_per_s: float, tus_growth: float = 1.0, verified: bool = True) -> dict:

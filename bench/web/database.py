@@ -12,7 +12,7 @@ import os
 import secrets
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -100,10 +100,13 @@ def migrate(env: dict[str, str]) -> None:
         )
 
 
-def seed(env: dict[str, str], files: dict[str, Path], list_shares: int) -> dict:
-    """Users, tokens, files and shares for the scenarios (see seed.py)."""
+def seed(env: dict[str, str], files: dict[str, Path], list_shares: int, zip_parts: Sequence[Path] = ()) -> dict:
+    """Users, tokens, files and shares for the scenarios (see seed.py);
+    `zip_parts`: the files of the one share sent as a zip."""
     command = [sys.executable, "-m", "bench.web.seed", "--list-shares", str(list_shares)]
     for key, path in files.items():
         command += ["--file", f"{key}={path}"]
+    for path in zip_parts:
+        command += ["--zip-file", str(path)]
     done = subprocess.run(command, cwd=REPO_ROOT, env=env, check=True, timeout=300, capture_output=True, text=True)
     return json.loads(done.stdout)

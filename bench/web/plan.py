@@ -21,6 +21,10 @@ class Plan:
     small_bytes: int = 100
     medium_bytes: int = MB
     large_bytes: int = 100 * MB
+    # The zip scenario: one share of zip_files files of zip_file_bytes each,
+    # sent as /s/<token>/all.zip (compared with the large download's MB/s).
+    zip_files: int = 10
+    zip_file_bytes: int = 10_000_000
     upload_bytes: int = 1_000_000_000  # 1 GB, under the limit below, so it is accepted
     upload_limit_bytes: int = 1024**3  # the server's MAX_UPLOAD_BYTES (the app's default)
     # The same upload over tus (/api/uploads/): bytes per PATCH, below the
@@ -38,6 +42,7 @@ SMOKE = Plan(
     connections=(1, 16),
     medium_bytes=64 * 1024,
     large_bytes=4 * MB,
+    zip_file_bytes=400 * 1024,  # 10 x 400 KiB, about the smoke's large file
     upload_bytes=8 * MB,
     tus_chunk_bytes=3 * MB,  # three PATCHes, the last one short
     list_shares=10,

@@ -6,13 +6,18 @@ a static file. Each of our scenarios names the floor it is compared with
 (its yardstick) and the figure compared: requests/s for small answers, MB/s
 for large files. A scenario whose feature does not exist yet has no path: it
 is listed as "not built yet", and gets measured once it has one.
+
+One scenario is compared with another of ours instead: the zip of a share's
+several files (/s/<token>/all.zip) with the single large file, by MB/s
+(report.py's target). Before its cells, one whole zip is downloaded and
+checked (zipcheck.py), outside the timed part.
 """
 
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bench.web import load, upload
+from bench.web import load, upload, zipcheck
 from bench.web.front import NGINX_STATIC_PREFIX
 from bench.web.plan import Plan
 from bench.web.server import Server
@@ -20,6 +25,7 @@ from bench.web.server import Server
 FLOOR_VIEW = "/bench/floor"  # bench/web/urls.py
 STATIC_PREFIX = "/static/bench/"  # files put in the bench's own STATIC_ROOT
 SIZES = ("small", "medium", "large")
+ZIP_KEY = "download_zip"  # the share of several files, sent as all.zip
 YARDSTICK_CONNECTIONS = 16  # where the targets are read
 
 
@@ -37,7 +43,7 @@ class Context:
 @dataclass(frozen=True)
 class Scenario:
     key: str
-    label: str  # {small}, {medium}, {large}: the plan's file sizes
+    label: str  # {small}, {medium}, {large}: the plan's file sizes; {zip}: "10 x 10 MB"
     floor: bool
     path: Callable[[Context], str] | None  # None: not built yet
     method: str = "GET"
@@ -57,6 +63,10 @@ def _static(size: str) -> Callable[[Context], str]:
 
 def _link(size: str) -> Callable[[Context], str]:
     return lambda ctx: f"/s/{ctx.seeded['links'][size]}"
+
+
+def _zip_path(ctx: Context) -> str:
+    return f"/s/{ctx.seeded['links']['zip']}/all.zip"
 
 
 def _share_body(ctx: Context) -> str:
@@ -93,6 +103,15 @@ SCENARIOS = [
             metric="mb_per_s",
         )
         for size in ("medium", "large")
+    ),
+    # Right after download_large: at each concurrency the two are measured
+    # one after the other, so a busy spell of the machine tends to hit both.
+    Scenario(
+        ZIP_KEY,
+        "GET /s/<token>/all.zip, {zip} files as one zip",
+        False,
+        _zip_path,
+        metric="mb_per_s",
     ),
     Scenario(
         "landing",
@@ -142,7 +161,11 @@ BY_KEY = {s.key: s for s in SCENARIOS}
 
 def label(scenario: Scenario, plan: Plan) -> str:
     sizes = {size: human_bytes(getattr(plan, f"{size}_bytes")) for size in SIZES}
-    return scenario.label.format(**sizes, list_shares=plan.list_shares)
+    return scenario.label.format(**sizes, zip=zip_label(plan), list_shares=plan.list_shares)
+
+
+def zip_label(plan: Plan) -> str:
+    return f"{plan.zip_files} x {human_bytes(plan.zip_file_bytes)}"
 
 
 def human_bytes(n: int) -> str:
@@ -189,6 +212,13 @@ def run_pass(
                 _load(server, s, ctx, wrk, script, 16, plan.warmup_seconds)
             except RuntimeError as exc:
                 say(f"warm-up of {s.key} failed: {exc}")
+    out: dict = {}
+    if any(s.key == ZIP_KEY for s in runnable):
+        say(f"zip check: one whole GET of {zip_label(plan)} as all.zip, untimed")
+        out["zip_check"] = zipcheck.check(
+            server.base_url, _zip_path(ctx), files=plan.zip_files, file_bytes=plan.zip_file_bytes
+        )
+        say(f"  zip check: {zipcheck.brief(out['zip_check'])}")
     cells: dict[str, dict] = {s.key: {} for s in runnable}
     # Concurrency outermost: a floor and the views compared with it are
     # measured within a minute or two, so a busy spell of the machine tends
@@ -204,7 +234,7 @@ def run_pass(
             cells[s.key][str(connections)] = result
             say(f"  {s.key} @{connections}: {_brief(result)}")
     unbuilt = [s for s in SCENARIOS if s.key in chosen and s.path is None and s.behind_nginx == behind_nginx]
-    out = {"cells": cells, "not_built": {s.key: s.note for s in unbuilt}}
+    out.update(cells=cells, not_built={s.key: s.note for s in unbuilt})
     if "uploads" in chosen and not behind_nginx:
         out.update(run_uploads(server, ctx, say))
     return out

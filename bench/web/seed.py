@@ -1,12 +1,17 @@
 """Seed a migrated benchmark database (run by database.seed() in a subprocess).
 
-    python -m bench.web.seed --file small=/path/small.bin [--file ...] --list-shares 50
+    python -m bench.web.seed --file small=/path/small.bin [--file ...] --list-shares 50 \
+        [--zip-file /path/zip-01.bin --zip-file ...]
 
 Creates, directly through the models (no HTTP):
 - bench-reader, owner of one file per --file (hard-linked into MEDIA_ROOT)
   with one share each, the hot links of the download scenarios, a link of
   the first file with a download limit no run reaches, and enough
   more shares for a full page of GET /api/shares/;
+- bench-zip, owner of one file per --zip-file (made and hard-linked as
+  the --file ones are), all of them in one share without a limit: the zip
+  scenario's /s/<token>/all.zip, with no byte budget to run out of (on a
+  user of its own, so the reader's page of shares stays as it was);
 - bench-writer, owner of one file, whose token creates shares in the
   POST /api/shares/ scenario (on another user, so the list does not grow);
 - an API token for each. Prints what the scenarios need as JSON.
@@ -28,6 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.web.seed")
     parser.add_argument("--file", action="append", default=[], metavar="KEY=PATH")
     parser.add_argument("--list-shares", type=int, default=50)
+    parser.add_argument("--zip-file", action="append", default=[], metavar="PATH")
     args = parser.parse_args(argv)
     django.setup()
 
@@ -71,6 +77,10 @@ def main(argv: list[str] | None = None) -> int:
     links["limited"] = Share.create_for(file=first, expires_at=expires_at, max_downloads=1_000_000_000).token
     for _ in range(max(0, args.list_shares - len(links))):
         Share.create_for(file=first, expires_at=expires_at)
+    if args.zip_file:
+        zip_owner = users.create_user("bench-zip")
+        parts = [stored(zip_owner, f"zip-{n:02d}", Path(path)) for n, path in enumerate(args.zip_file, start=1)]
+        links["zip"] = Share.create_for(files=parts, expires_at=expires_at).token
     writer_file = stored(writer, "post", Path(args.file[0].partition("=")[2]))
     json.dump(
         {

@@ -114,6 +114,19 @@ class StoredFile(models.Model):
         self.name = clean_file_name(self.name)
         super().save(*args, **kwargs)
 
+    def known_crc32(self) -> int:
+        """The bytes' CRC-32, computed (one read) and stored the first time
+        it is asked of a file that has none (its bytes were missing when the
+        column came); OSError when they still are."""
+        if self.crc32 is None:
+            digests = Digests()
+            with self.content.storage.open(self.content.name, "rb") as handle:
+                for chunk in iter(lambda: handle.read(1024 * 1024), b""):
+                    digests.update(chunk)
+            StoredFile.objects.filter(pk=self.pk, crc32__isnull=True).update(crc32=digests.crc32)
+            self.crc32 = digests.crc32
+        return self.crc32
+
     @classmethod
     def create_from_upload(
         cls,

@@ -14,7 +14,7 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from sharing.models import Share
+from sharing.models import Share, StoredFile
 from tests.browser.helpers import axe_check, no_foreign_requests, save_screenshot
 from tests.browser.test_web_browser import PASSWORD, sign_in
 
@@ -148,4 +148,33 @@ def test_the_owner_ticks_files_on_the_dashboard_and_shares_them_with_one_link(an
     made = Share.objects.exclude(pk=share.pk).get()
     # The dashboard lists newest first, whichever box was ticked first.
     assert [stored.name for stored in made.files] == ["drawing.svg", "Holiday photo.png"]
+    no_foreign_requests(owner)
+
+
+@pytest.mark.parametrize("javascript", [True, False], ids=["js", "nojs"])
+def test_a_whole_folder_is_uploaded_then_shared_with_one_link(anon_context, alice, tmp_path, javascript):
+    folder = tmp_path / "trip"
+    (folder / "day 2").mkdir(parents=True)
+    contents = {"map.txt": b"north\n", "day 2/photo.png": PNG, "day 2/notes.txt": b"rain\n" * 50}
+    for relative, data in contents.items():
+        (folder / relative).write_bytes(data)
+    owner = anon_context(viewport=DESKTOP, java_script_enabled=javascript).new_page()
+    sign_in(owner, "alice", PASSWORD)
+
+    owner.locator("#id_folder").set_input_files(folder)
+    if not javascript:
+        owner.get_by_role("button", name="Upload").click()
+    rows = owner.locator("#files tbody tr")
+    expect(rows).to_have_count(3, timeout=20_000)
+    stored = {stored.name: stored for stored in StoredFile.objects.filter(owner=alice)}
+    assert {name: stored[name].size for name in stored} == {
+        relative.rsplit("/", 1)[-1]: len(data) for relative, data in contents.items()
+    }
+    for name in stored:
+        owner.get_by_label(f"Choose {name}").check()
+    owner.get_by_role("button", name="Share the chosen files with one link").click()
+    owner.get_by_label("1 day").check()
+    owner.get_by_role("button", name="Create link").click()
+    expect(owner.get_by_text("Your link is ready.")).to_be_visible()
+    assert sorted(stored.name for stored in Share.objects.get().files) == sorted(stored)
     no_foreign_requests(owner)

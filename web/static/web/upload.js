@@ -13,7 +13,8 @@
   var form = document.getElementById("upload-form");
   if (!form || !window.tus || !window.tus.isSupported) return;
   var tus = window.tus;
-  var input = form.querySelector('input[type="file"]');
+  // Files, and a folder (webkitdirectory: every file inside it).
+  var inputs = Array.prototype.slice.call(form.querySelectorAll('input[type="file"]'));
   var list = document.getElementById("upload-progress");
   var zone = document.getElementById("drop-zone");
   var text = form.dataset;
@@ -316,13 +317,19 @@
 
   function sendAll(files) {
     files.forEach(function (file) { new Transfer(file).begin(); });
+  }
+
+  function sendChosen(input) {
+    sendAll(Array.prototype.slice.call(input.files));
     input.value = ""; // the same file can be chosen again, e.g. to resume it
   }
 
-  input.addEventListener("change", function () { sendAll(Array.prototype.slice.call(input.files)); });
+  inputs.forEach(function (input) {
+    input.addEventListener("change", function () { sendChosen(input); });
+  });
   form.addEventListener("submit", function (event) {
     event.preventDefault();
-    sendAll(Array.prototype.slice.call(input.files));
+    inputs.forEach(sendChosen);
   });
   ["dragenter", "dragover"].forEach(function (type) {
     zone.addEventListener(type, function (event) { event.preventDefault(); zone.classList.add("dragging"); });
@@ -335,5 +342,5 @@
     sendAll(Array.prototype.slice.call(event.dataTransfer.files));
   });
   // Files chosen while the page was still loading found no listener: send them now.
-  if (input.files.length) sendAll(Array.prototype.slice.call(input.files));
+  inputs.forEach(function (input) { if (input.files.length) sendChosen(input); });
 })();
