@@ -10,20 +10,45 @@ from links.delivery import Delivery
 BLOCK_SIZE = 256 * 1024
 
 
-class RangeReader:
-    """Read [first, end) of an open file; on close, report how far the client
-    can have got: the bytes read, or fewer when the connection broke and
-    `delivery` knows what it acknowledged (links.delivery)."""
+class _Settling:
+    """What both bodies share: the stretch [first, end) they send, how far
+    they got, and the one report at close (`on_close(sent_until)`)."""
 
-    def __init__(self, handle, first: int, end: int, *, on_close, delivery: Delivery | None = None):
-        handle.seek(first)
-        self.handle = handle
-        self.position = first
+    def __init__(self, first: int, end: int, *, on_close, delivery: Delivery | None):
+        self.position = self.first = first
         self.end = end
-        self.first = first
         self.on_close = on_close
         self.delivery = delivery
         self.closed = False
+
+    def sent_until(self) -> int:
+        """The bytes read, or fewer when the connection broke and `delivery`
+        knows what the client acknowledged."""
+        if self.position >= self.end or self.delivery is None:
+            return self.position
+        received = self.delivery.received_at_most()
+        return self.position if received is None else min(self.position, self.first + received)
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            self._release()
+        finally:
+            self.on_close(self.sent_until())
+
+    def _release(self) -> None:
+        raise NotImplementedError
+
+
+class RangeReader(_Settling):
+    """Read [first, end) of an open file (FileResponse reads it)."""
+
+    def __init__(self, handle, first: int, end: int, *, on_close, delivery: Delivery | None = None):
+        super().__init__(first, end, on_close=on_close, delivery=delivery)
+        handle.seek(first)
+        self.handle = handle
 
     def read(self, size: int = -1) -> bytes:
         remaining = self.end - self.position
@@ -33,52 +58,21 @@ class RangeReader:
         self.position += len(data)
         return data
 
-    def sent_until(self) -> int:
-        return _sent_until(self.position, self.first, self.end, self.delivery)
-
-    def close(self) -> None:
-        if self.closed:
-            return
-        self.closed = True
-        try:
-            self.handle.close()
-        finally:
-            self.on_close(self.sent_until())
+    def _release(self) -> None:
+        self.handle.close()
 
 
-class ArchiveStream:
-    """Bytes [first, end) of a zip (links.archive), as an iterable of chunks;
-    on close, reports how far the client can have got, as RangeReader does."""
+class ArchiveStream(_Settling):
+    """Bytes [first, end) of a zip (links.archive), as an iterable of chunks."""
 
     def __init__(self, layout: ArchiveLayout, first: int, end: int, *, on_close, delivery: Delivery | None = None):
+        super().__init__(first, end, on_close=on_close, delivery=delivery)
         self.chunks = layout.iter_bytes(first, end, chunk_size=BLOCK_SIZE)
-        self.position = self.first = first
-        self.end = end
-        self.on_close = on_close
-        self.delivery = delivery
-        self.closed = False
 
     def __iter__(self):
         for chunk in self.chunks:
             self.position += len(chunk)
             yield chunk
 
-    def sent_until(self) -> int:
-        return _sent_until(self.position, self.first, self.end, self.delivery)
-
-    def close(self) -> None:
-        if self.closed:
-            return
-        self.closed = True
-        try:
-            self.chunks.close()
-        finally:
-            self.on_close(self.sent_until())
-
-
-def _sent_until(position: int, first: int, end: int, delivery: Delivery | None) -> int:
-    """How far a response that read up to `position` can have reached the client."""
-    if position >= end or delivery is None:
-        return position
-    received = delivery.received_at_most()
-    return position if received is None else min(position, first + received)
+    def _release(self) -> None:
+        self.chunks.close()

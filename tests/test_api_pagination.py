@@ -2,37 +2,16 @@
 same pages, counts, links and errors as Django's Paginator, and no COUNT(*)
 when the page itself tells the count."""
 
-from datetime import timedelta
-
 import pytest
 from django.core.paginator import Paginator
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
-from django.utils import timezone
 
-from sharing.models import Share
 from sharing.pagination import PageFirstPaginator, StandardPagination
-from tests.helpers import hold
 
 pytestmark = pytest.mark.django_db
 
 PAGES = ["1", "2", "3", "4", "last", "0", "-1", "abc", "1.0", "2.5", "", "99999999999999999999999"]
-
-
-def make(shared_file, count):
-    now = timezone.now()
-    made = Share.objects.bulk_create(
-        Share(
-            owner=shared_file.owner,
-            size=shared_file.size,
-            least=shared_file.size,
-            created_at=now,
-            updated_at=now,
-            expires_at=now + timedelta(1),
-        )
-        for _ in range(count)
-    )
-    hold(made, shared_file)
 
 
 def answers(client, monkeypatch, paginator_class):
@@ -46,8 +25,8 @@ def answers(client, monkeypatch, paginator_class):
 
 
 @pytest.mark.parametrize("count", [0, 4, 5, 9, 10, 11, 50, 51])
-def test_pages_are_djangos(alice_client, shared_file, monkeypatch, count):
-    make(shared_file, count)
+def test_pages_are_djangos(alice_client, make_shares, monkeypatch, count):
+    make_shares(count, 86400)
 
     assert answers(alice_client, monkeypatch, PageFirstPaginator) == answers(alice_client, monkeypatch, Paginator)
 
@@ -61,8 +40,8 @@ def count_queries(client, **params):
     return response.json()["count"], len(counts)
 
 
-def test_only_a_full_page_is_counted(alice_client, shared_file):
-    make(shared_file, 12)
+def test_only_a_full_page_is_counted(alice_client, make_shares):
+    make_shares(12, 86400)
 
     assert count_queries(alice_client) == (12, 0)  # the only page
     assert count_queries(alice_client, page_size=5, page=3) == (12, 0)  # the last page

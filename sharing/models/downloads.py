@@ -110,6 +110,11 @@ class Sending:
             return ShareEvent.Kind.PREVIEWED
         return ShareEvent.Kind.DOWNLOADED if first == 0 else ShareEvent.Kind.RESUMED
 
+    def record(self, cursor, connection, share_id: int, at, *, visitor: Visitor | None, first: int, end: int) -> None:
+        """Record the response that sends bytes [first, end) in the share's history."""
+        kind, details = self.event_kind(first), self.details()
+        record_download(cursor, connection, share_id, at, visitor=visitor, size=end - first, kind=kind, details=details)
+
 
 @dataclass(frozen=True)
 class Reservation:
@@ -238,16 +243,7 @@ class DownloadCounting:
                 row = cursor.fetchone()
                 if row is None:
                     return None
-                record_download(
-                    cursor,
-                    connection,
-                    self.pk,
-                    now,
-                    visitor=visitor,
-                    size=end - first,
-                    kind=sending.event_kind(first),
-                    details=sending.details(),
-                )
+                sending.record(cursor, connection, self.pk, now, visitor=visitor, first=first, end=end)
             if starts_copy and self._owes_first_download_notice():
                 # The notices app claims and sends it after the commit; the
                 # claim (not this instance's view) decides.
@@ -287,16 +283,7 @@ class DownloadCounting:
                 cursor.execute(f"SELECT {_QUICK_COUNTABLE} FROM {table} WHERE id = %s", [self.pk])
                 unlimited = cursor.fetchone()
                 return _NOT_UNLIMITED if unlimited is not None and not unlimited[0] else None
-            record_download(
-                cursor,
-                connection,
-                self.pk,
-                now,
-                visitor=visitor,
-                size=end - first,
-                kind=sending.event_kind(first),
-                details=sending.details(),
-            )
+            sending.record(cursor, connection, self.pk, now, visitor=visitor, first=first, end=end)
         return Reservation(self.pk, first, end, self.least, False, type(self), sending.counted)
 
 
