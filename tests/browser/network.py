@@ -22,8 +22,9 @@ STATIC_TYPES = frozenset({"stylesheet", "script", "image", "font", "media"})
 # The context closing, or a navigation superseding a load, cancels requests:
 # nothing was wrong with the resource.
 CANCELLED = "net::ERR_ABORTED"
-# URLs that never leave the page: inline data and the page's own blobs.
-LOCAL_SCHEMES = frozenset({"data", "blob", "about", "javascript"})
+# URLs that never leave the machine: inline data, the page's own blobs, and
+# the browser's built-in parts (Chromium's PDF viewer is an extension page).
+LOCAL_SCHEMES = frozenset({"data", "blob", "about", "javascript", "chrome-extension"})
 DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 SOCKET_SCHEMES = {"ws": "http", "wss": "https"}
 

@@ -178,3 +178,32 @@ def test_a_whole_folder_is_uploaded_then_shared_with_one_link(anon_context, alic
     expect(owner.get_by_text("Your link is ready.")).to_be_visible()
     assert sorted(stored.name for stored in Share.objects.get().files) == sorted(stored)
     no_foreign_requests(owner)
+
+
+def test_a_pdf_opens_in_chromiums_own_viewer_from_its_view_link(anon_context, alice, make_file):
+    pdf = (
+        b"%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj\n"
+        b"3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 200 200]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n"
+    )
+    files = [make_file(alice, "plan.pdf", pdf, "application/pdf"), make_file(alice, "a.txt", b"a\n")]
+    share = Share.create_for(files=files, expires_at=timezone.now() + timedelta(hours=1))
+    page = anon_context().new_page()
+    page.goto(f"/s/{share.token}")
+    downloads = []
+
+    def note_download(download) -> None:  # a def: Playwright cannot call a builtin such as list.append
+        downloads.append(download)
+
+    def watch(opened) -> None:
+        opened.on("download", note_download)
+
+    page.context.on("page", watch)
+
+    with page.context.expect_page() as opened:
+        page.get_by_role("link", name="View in the browser plan.pdf").click()
+    viewer = opened.value
+    viewer.wait_for_load_state()
+
+    assert viewer.url.endswith(f"/s/{share.token}/files/1/preview")
+    assert viewer.evaluate("document.contentType") == "application/pdf"  # shown, not saved
+    assert downloads == []
