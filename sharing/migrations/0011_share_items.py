@@ -59,22 +59,4 @@ class Migration(migrations.Migration):
                 ],
             },
         ),
-        migrations.RunSQL(
-            sql=[
-                "INSERT INTO sharing_shareitem (share_id, file_id, position) "
-                "SELECT id, file_id, 1 FROM sharing_share WHERE file_id IS NOT NULL",
-                "UPDATE sharing_share SET size = "
-                "(SELECT f.size FROM sharing_storedfile f WHERE f.id = sharing_share.file_id) "
-                "WHERE file_id IS NOT NULL",
-                "UPDATE sharing_share SET least = size",
-            ],
-            reverse_sql=[
-                "UPDATE sharing_share SET file_id = (SELECT i.file_id FROM sharing_shareitem i "
-                "WHERE i.share_id = sharing_share.id ORDER BY i.position LIMIT 1)",
-            ],
-        ),
-        migrations.RemoveField(
-            model_name="share",
-            name="file",
-        ),
     ]

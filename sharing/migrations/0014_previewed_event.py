@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('sharing', '0011_share_items'),
+        ('sharing', '0013_remove_share_file'),
     ]
 
     operations = [
