@@ -23,8 +23,9 @@ STATIC_TYPES = frozenset({"stylesheet", "script", "image", "font", "media"})
 # nothing was wrong with the resource.
 CANCELLED = "net::ERR_ABORTED"
 # URLs that never leave the machine: inline data, the page's own blobs, and
-# the browser's built-in parts (Chromium's PDF viewer is an extension page).
-LOCAL_SCHEMES = frozenset({"data", "blob", "about", "javascript", "chrome-extension"})
+# the browser's built-in parts (Chromium's PDF viewer is an extension page
+# with chrome:// resources).
+LOCAL_SCHEMES = frozenset({"data", "blob", "about", "javascript", "chrome", "chrome-extension"})
 DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 SOCKET_SCHEMES = {"ws": "http", "wss": "https"}
 
