@@ -2,17 +2,15 @@
 them, served by gunicorn (separate worker processes; on PostgreSQL two
 servers, as two nodes) on the test's database.
 
-- curl, killed in the middle of a limited link's zip and resumed with -C -,
-  ends with the very zip an unlimited link of the same files sends (its
-  bytes depend only on the files), which Python's zipfile opens and checks;
-  the link counts one download and refuses a second one. Not yet (an
-  expected failure): the resend allowance of a share of several files is
-  under its smallest file, so what the killed curl had acknowledged but not
-  written leaves the budget short of the zip's rest, and the resume gets 410.
+- curl killed (and wget stopped with Ctrl-C) in the middle of a limited
+  link's zip and resumed with its own flag (-C -, -c) ends with the very zip
+  an unlimited link of the same files sends (its bytes depend only on the
+  files), which Python's zipfile opens and checks; the link counts one
+  download and refuses another whole zip.
 - 50 clients released at once, half asking for the zip, half for single
   files, share one byte budget: together they get no more files' bytes
   than it holds (a zip's headers are free), every body sent is right, the
-  rest are 410, and the link ends by its limit.
+  rest are 410 and asked for more than the budget holds at the end.
 - A zip over 4 GiB (ZIP64: a member's size and the next member's offset do
   not fit 32 bits) is read by zipfile through Range requests alone, as a
   remote archive browser does, without fetching its 4 GiB: the big file is
@@ -111,8 +109,22 @@ def check_zip(data: bytes, contents: dict[str, bytes]) -> None:
 # --- an interrupted zip, resumed ---------------------------------------------------
 
 
-def test_curl_killed_in_the_zip_then_resumed_gets_the_whole_zip(servers, alice, make_file, tmp_path, capsys):
-    curl = tool("curl")
+def interrupted(name: str, out, url: str) -> tuple[list[str], signal.Signals]:
+    """The throttled first try of tool `name` and how it is stopped."""
+    if name == "curl":
+        return [tool("curl"), "-sS", "--limit-rate", "2M", "-o", str(out), url], signal.SIGKILL
+    return [tool("wget"), "-q", "--limit-rate=2M", "-O", str(out), url], signal.SIGINT
+
+
+def resumed_with(name: str, out, url: str) -> list[str]:
+    """Tool `name`'s own resume of `out` (curl -C -, wget -c)."""
+    if name == "curl":
+        return [tool("curl"), "-sS", "-f", "-C", "-", "-o", str(out), url]
+    return [tool("wget"), "-q", "-c", "-O", str(out), url]
+
+
+@pytest.mark.parametrize("name", ["curl", "wget"])
+def test_a_tool_stopped_in_the_zip_then_resumed_gets_the_whole_zip(servers, alice, make_file, tmp_path, capsys, name):
     files, contents = three_files(alice, make_file, (24 * MiB, 3 * MiB + 17), seed=1)
     share = share_of(files, max_downloads=1)
     out = tmp_path / "all.zip"
@@ -120,18 +132,19 @@ def test_curl_killed_in_the_zip_then_resumed_gets_the_whole_zip(servers, alice, 
     try:
         expected = expected_zip(servers[-1], files)
         # curl 7.88 takes some 10 MB at once, then waits to bring its average
-        # down to 2 MB/s: killed then, mid-way through a 27 MiB zip's first file.
-        interrupt([curl, "-sS", "--limit-rate", "2M", "-o", str(out), url], out, signal.SIGKILL, at=2 * MiB)
+        # down to 2 MB/s: stopped then, mid-way through a 27 MiB zip's first file.
+        command, stop = interrupted(name, out, url)
+        interrupt(command, out, stop, at=2 * MiB)
         assert written(out) < len(expected)
     except AssertionError as error:
         pytest.fail(f"no interrupted download to resume: {error}")
     broken_at = out.stat().st_size
 
-    resumed = run([curl, "-sS", "-f", "-C", "-", "-o", str(out), f"http://127.0.0.1:{servers[-1]}{zip_path(share)}"])
+    resumed = run(resumed_with(name, out, f"http://127.0.0.1:{servers[-1]}{zip_path(share)}"))
     share = settled(share)
     report(
         capsys,
-        "curl killed in a limit-1 zip, then curl -C -",
+        f"{name} stopped in a limit-1 zip, then its own resume",
         zip=len(expected),
         broken_at=broken_at,
         budget=share.budget,
