@@ -16,9 +16,20 @@ Python's C-level handler writes to as the signal arrives
 thread ends, so neither a signal nor an end is missed, whenever it comes. No
 timeout: an idle worker costs no wake-ups. microcloud/serve.py waits for its
 children the same way.
+
+The handler itself only notes the signal; `stop` is called from the wait's
+loop. Python runs a handler between any two bytecodes of the main thread,
+also in the middle of a `stop` already running for an earlier signal: a
+handler that called `stop` again deadlocked on the lock the interrupted call
+held (threading.Event.set takes one; seen with SIGINT and SIGTERM back to
+back, its stacks dumped as below).
+
+SIGUSR2 writes every thread's stack to stderr (faulthandler) and goes on:
+`kill -USR2 <pid>` shows what a worker that does not stop is waiting for.
 """
 
 import contextlib
+import faulthandler
 import os
 import select
 import signal
@@ -26,10 +37,11 @@ import threading
 from collections.abc import Callable, Iterator
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+STACKS_SIGNAL = signal.SIGUSR2
 
 
 class WorkerStop:
-    """Call `stop` on SIGTERM or SIGINT until uninstalled; wait for a thread.
+    """Call `stop` (once) on SIGTERM or SIGINT, from wait_for(); wait for a thread.
 
     Use it from the main thread:
 
@@ -45,15 +57,18 @@ class WorkerStop:
         self._read_fd = self._write_fd = -1
         self._previous_handlers: dict[int, object] = {}
         self._previous_wakeup_fd = -1
+        self._stopped = False
 
     def __enter__(self) -> "WorkerStop":
         self._read_fd, self._write_fd = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         self._previous_wakeup_fd = signal.set_wakeup_fd(self._write_fd, warn_on_full_buffer=False)
         for signum in STOP_SIGNALS:
             self._previous_handlers[signum] = signal.signal(signum, self._on_signal)
+        faulthandler.register(STACKS_SIGNAL, all_threads=True)
         return self
 
     def __exit__(self, *exc_info) -> None:
+        faulthandler.unregister(STACKS_SIGNAL)
         for signum, handler in self._previous_handlers.items():
             signal.signal(signum, handler)
         signal.set_wakeup_fd(self._previous_wakeup_fd)
@@ -61,8 +76,13 @@ class WorkerStop:
         os.close(self._write_fd)
 
     def _on_signal(self, signum, _frame) -> None:
+        # Nothing that takes a lock: this may run inside stop() itself.
         self.received.append(signum)
-        self.stop()
+
+    def _stop_if_asked(self) -> None:
+        if self.received and not self._stopped:
+            self._stopped = True
+            self.stop()
 
     @staticmethod
     @contextlib.contextmanager
@@ -81,6 +101,7 @@ class WorkerStop:
         with self.shielded():
             watcher.start()
         while thread.is_alive():
+            self._stop_if_asked()
             # Readable once a signal or the end arrived, even if it arrived before
             # the call; the loop's next bytecode runs the signal's handler.
             select.select([self._read_fd], [], [])

@@ -28,6 +28,7 @@ MODEL_LAYERS = [
     {"files"},
     {"items"},
     {"downloads"},
+    {"querysets"},
     {"shares"},
     {"lookup", "expiring"},
     {"reactivation", "removal"},

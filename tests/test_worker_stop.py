@@ -57,6 +57,29 @@ def test_two_signals_back_to_back_stop_it_once_each():
         assert not worker.is_alive()
 
 
+def test_a_signal_arriving_while_stop_runs_never_runs_stop_inside_it():
+    """The second of two signals landing while the first one's stop() holds a
+    lock (as threading.Event.set does): a handler that called stop() itself
+    waited for that lock forever (runexpiry, seen in CI, its stacks dumped)."""
+    worker = Worker(send=(signal.SIGTERM,))
+    lock = threading.Lock()  # not reentrant, like an Event's
+    calls = []
+
+    def stop() -> None:
+        with lock:
+            calls.append("stop")
+            os.kill(os.getpid(), signal.SIGINT)  # its handler runs at the next bytecode, in here
+            sum(range(1000))
+        worker.stop()
+
+    with WorkerStop(stop) as stopper:
+        with stopper.shielded():
+            worker.start()
+        stopper.wait_for(worker)
+    assert calls == ["stop"]  # once, whatever came after
+    assert stopper.received == [signal.SIGTERM, signal.SIGINT]
+
+
 def test_a_thread_that_ends_on_its_own_ends_the_wait_without_a_stop():
     ended = threading.Event()
     worker = threading.Thread(target=ended.set, daemon=True)
@@ -89,3 +112,19 @@ def test_the_previous_handlers_and_wakeup_fd_come_back():
     assert {signum: signal.getsignal(signum) for signum in STOP_SIGNALS} == before
     previous = signal.set_wakeup_fd(-1)
     assert previous == -1
+
+
+def test_sigusr2_writes_every_threads_stack_and_goes_on(capfd):
+    parked = threading.Event()
+    worker = threading.Thread(target=parked.wait, name="parked-worker")
+    with WorkerStop(lambda: None) as stopper:
+        with stopper.shielded():
+            worker.start()
+        os.kill(os.getpid(), signal.SIGUSR2)
+        parked.set()
+        stopper.wait_for(worker)
+        assert stopper.received == []  # not a stop signal
+
+    err = capfd.readouterr().err
+    assert "Current thread" in err
+    assert "in wait" in err  # the parked worker's frame

@@ -15,6 +15,7 @@ module imports only from the layers above it in this list, never below
    items      which files a share holds (ShareItem)
 4. downloads  what a response may send (reserving and settling bytes),
               counting copies, folding pending counts
+   querysets  queries over shares (holding a file, servable, by status)
 5. shares     the Share model: create, change, unshare
 6. lookup     a share by its link's token (the public link's first query)
    expiring   the one path that ends shares by time
@@ -38,6 +39,7 @@ from sharing.models.files import (
 )
 from sharing.models.items import MAX_FILES_PER_SHARE, ShareItem
 from sharing.models.policy import SharingPolicy, format_duration
+from sharing.models.querysets import ShareQuerySet
 from sharing.models.quotas import QuotaExceeded, StorageAccount
 from sharing.models.reactivation import ReactivationRefused, reactivate
 from sharing.models.removal import delete_file
@@ -46,7 +48,6 @@ from sharing.models.shares import (
     MAX_DOWNLOADS_LIMIT,
     MESSAGE_MAX_LENGTH,
     Share,
-    ShareQuerySet,
     fold_pending,
     new_share_token,
 )

@@ -24,11 +24,12 @@ from django.utils import timezone
 
 from sharing import rows
 from sharing.models import budget, state
-from sharing.models.downloads import Download, DownloadCounting, any_pending, fold_locked, pending_downloads
+from sharing.models.downloads import Download, DownloadCounting, any_pending, fold_locked
 from sharing.models.events import ShareEvent, Visitor, change_events
 from sharing.models.files import StoredFile
-from sharing.models.items import HoldsFiles, ShareItem, check_files, file_ids_of, holding
-from sharing.models.state import Fate, due_q, fate_of, locked_now, sendable_q, servable_q
+from sharing.models.items import HoldsFiles, ShareItem, check_files, file_ids_of
+from sharing.models.querysets import ShareQuerySet
+from sharing.models.state import Fate, fate_of, locked_now, sendable_q
 from sharing.signals import share_ended, share_schedule_changed
 
 # "Leave as it is" for optional arguments where None means something (no limit).
@@ -59,35 +60,6 @@ FOLD_BATCH = 500
 
 def new_share_token() -> str:
     return secrets.token_urlsafe(SHARE_TOKEN_BYTES)
-
-
-class ShareQuerySet(models.QuerySet):
-    def holding(self, file_id):
-        """The shares that hold file `file_id` (among others or alone)."""
-        return self.filter(pk__in=holding(file_id))
-
-    def servable(self, now: datetime):
-        """The shares that may be served at `now` (sharing.models.state's rule)."""
-        return self.filter(servable_q(now))
-
-    def with_effective_status(self, status: str, now: datetime):
-        """Filter by the status a client sees (Share.fate): an active share
-        past its expiry is already expired, whether or not the daemon has got
-        to it, and so is one whose byte budget holds no whole copy before its
-        last response has settled and recorded the end."""
-        used_up = budget.used_up_q()
-        if status == Share.Status.ACTIVE:
-            return self.servable(now).exclude(used_up)
-        if status == Share.Status.EXPIRED:
-            return self.filter(Q(status=status) | due_q(now) | (servable_q(now) & used_up))
-        if status == Share.Status.UNSHARED:
-            return self.filter(status=status)
-        return self.none()
-
-    def with_pending_downloads(self):
-        """Annotate each share's downloads not yet folded into download_count
-        (read by Share.total_downloads without a query per share)."""
-        return self.annotate(pending_downloads=pending_downloads())
 
 
 class Share(HoldsFiles, DownloadCounting, models.Model):
