@@ -35,6 +35,12 @@ ANSWERS = {
         ),
     ),
     "busy": (503, gettext_lazy("The service is busy; try again in a moment.")),
+    "budget_held": (
+        503,
+        gettext_lazy(
+            "Downloads of this link still in progress hold what is left of its download limit; try again in a moment."
+        ),
+    ),
 }
 
 PAGE_CSP = (
@@ -75,6 +81,17 @@ def ended_kind(share: Share, now=None) -> str | None:
     return None if fate.live else KIND_OF_STATE[fate.state]
 
 
+def refusal_kind(share: Share) -> str:
+    """Why a live-looking link refused a response its byte budget did not
+    cover: ended, short for good, or short only while other responses still
+    hold bytes they may give back (Share.bytes_reserved), so a retry may be
+    served (a parallel client's range while its first connection still runs)."""
+    kind = ended_kind(share) or "budget_short"
+    if kind in ("download_limit", "budget_short") and share.bytes_reserved:
+        return "budget_held"
+    return kind
+
+
 def with_page_headers(response: HttpResponse) -> HttpResponse:
     response["Content-Security-Policy"] = PAGE_CSP
     response["Cache-Control"] = "no-store"
@@ -104,7 +121,7 @@ def answer(request, kind: str, *, share: Share | None = None, retry_after: int |
     """The refusal `kind` as a page or a line, with its status."""
     status, lazy_message = ANSWERS[kind]
     message = str(lazy_message)
-    note = budget_note(share) if kind in ("download_limit", "budget_short") else ""
+    note = budget_note(share) if kind in ("download_limit", "budget_short", "budget_held") else ""
     wait = wait_in_words(retry_after) if retry_after is not None and status == 429 else ""
     if wait:
         note = _("Try again in %(wait)s.") % {"wait": wait}

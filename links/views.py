@@ -21,7 +21,7 @@ from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_http_methods, require_safe
 
 from links import downloads
-from links.answers import answer, ended_kind, wants_html, with_page_headers
+from links.answers import answer, ended_kind, refusal_kind, wants_html, with_page_headers
 from links.guards import header_password, request_allowed, try_password
 from links.payloads import ArchivePayload, FileMissing, FilePayload
 from links.previews import preview_kind, preview_of, previews_allowed
@@ -221,5 +221,6 @@ def send(request, token: str, pick=whole, *, inline: bool = False, missing: str 
         current = find(token)
         if current is None or not current.files:
             return answer(request, "file_gone", share=current)
-        return answer(request, ended_kind(current) or "budget_short", share=current)
+        kind = refusal_kind(current)
+        return answer(request, kind, share=current, retry_after=1 if kind == "budget_held" else None)
     return response

@@ -168,6 +168,23 @@ def test_after_a_whole_copy_only_the_allowance_is_left(big):
     assert count(share) == 1
 
 
+def test_a_range_refused_while_other_responses_hold_the_budget_is_asked_to_retry(big):
+    """What a running response holds may come back (it stops early and
+    settles): a range refused meanwhile gets 503 and Retry-After, not 410,
+    and is served once the hold is returned; refused with nothing held, 410."""
+    share = share_of(big, max_downloads=1)
+    running = share.reserve_bytes(first=0, end=4096)  # a first connection still sending the copy
+    held = Client().get(url(share), HTTP_RANGE="bytes=2048-")
+    assert (held.status_code, held["Retry-After"]) == (503, "1")
+    assert held.content.decode().startswith("Downloads of this link still in progress hold what is left")
+    running.settle(1000)  # it stopped after 1000 bytes: the rest goes back
+    assert body(Client().get(url(share), HTTP_RANGE="bytes=1000-")) == DATA[1000:]
+    refused = Client().get(url(share), HTTP_RANGE="bytes=1000-")
+    assert refused.status_code == 410  # nothing held: what is left will not grow
+    assert "Retry-After" not in refused
+    assert count(share) == 1
+
+
 def test_unsharing_a_link_that_reached_its_limit_refuses_the_next_range(big):
     share = share_of(big, max_downloads=1)
     assert body(Client().get(url(share))) == DATA

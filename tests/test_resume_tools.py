@@ -320,14 +320,18 @@ def test_aria2c_over_four_connections_is_one_download(servers, alice, make_file,
     answer), then for ranges over three more connections while the first one
     still reads; the budget holds the first copy and one range at a time, and
     aria2 drops its first connection when it reaches a range another one got
-    (the rest of that reservation goes back). Whatever ranges are refused
-    meanwhile, aria2 asks again, and the file is whole and counted once."""
+    (the rest of that reservation goes back). A range refused meanwhile gets
+    503 and Retry-After, which aria2 retries with --retry-wait (on any other
+    refusal it drops that connection and may give up: exit 22), and the file
+    is whole and counted once."""
     aria2c = tool("aria2c")
     share = limited_share(alice, make_file, data)
 
     # 20 MB/s: slow enough that the first connection is still reading when
     # the others start, so ranges really go in parallel.
-    done = run(aria2c_command(aria2c, tmp_path, url_of(servers[0], share), "--max-download-limit=20M"))
+    done = run(
+        aria2c_command(aria2c, tmp_path, url_of(servers[0], share), "--max-download-limit=20M", "--retry-wait=1")
+    )
     assert done.returncode == 0, (done.stderr, aria2c_exchanges(tmp_path), story(share))
     # Some range was sent beside the first response: the connections did run in parallel.
     assert ShareEvent.objects.filter(share=share, kind=ShareEvent.Kind.RESUMED).exists(), aria2c_exchanges(tmp_path)
@@ -338,7 +342,7 @@ def test_aria2c_over_four_connections_is_one_download(servers, alice, make_file,
     strict=True,
     raises=AssertionError,
     reason="aria2c -c starts every resume with a GET without Range (it learns the size from it), which the "
-    "link takes for a new download: it counts a second one and reserves a whole copy (aria2's ranges get 410 "
+    "link takes for a new download: it counts a second one and reserves a whole copy (aria2's ranges are refused "
     "meanwhile, and it may give up: exit 22), or, with less than a whole copy left, it gets 410 itself",
 )
 def test_aria2c_stopped_with_ctrl_c_then_resumed_with_c(servers, alice, make_file, data, tmp_path, capsys):
@@ -436,7 +440,8 @@ def test_concurrent_whole_and_ranged_gets_receive_no_more_than_the_budget(server
     """50 whole GETs and 50 random ranges of a limit-1 link, released at once
     (across both nodes on PostgreSQL): whichever win, together they receive
     no more than the budget, every body sent is right and whole, and every
-    other answer is 410."""
+    other answer is 410, or, for a range refused while whole GETs still held
+    the budget, 503 with Retry-After."""
     size = 1 * MiB + 12345  # not a round number: ranges end anywhere
     content = random.Random(7).randbytes(size)
     share = limited_share(alice, make_file, content, name="hot.bin")
@@ -472,6 +477,10 @@ def test_concurrent_whole_and_ranged_gets_receive_no_more_than_the_budget(server
             first, last = wanted
             assert headers["Content-Range"] == f"bytes {first}-{last}/{size}"
             assert body == content[first : last + 1]
+        elif status == 503:
+            assert wanted is not None, body[:200]  # a whole GET is refused for good
+            assert headers["Retry-After"] == "1"
+            continue
         else:
             assert status == 410, (status, body[:200])
             continue
