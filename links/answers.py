@@ -81,13 +81,15 @@ def ended_kind(share: Share, now=None) -> str | None:
     return None if fate.live else KIND_OF_STATE[fate.state]
 
 
-def refusal_kind(share: Share) -> str:
+def refusal_kind(share: Share, *, ranged: bool) -> str:
     """Why a live-looking link refused a response its byte budget did not
-    cover: ended, short for good, or short only while other responses still
-    hold bytes they may give back (Share.bytes_reserved), so a retry may be
-    served (a parallel client's range while its first connection still runs)."""
+    cover: ended, short for good, or, for a range (a resume, a parallel
+    client's piece while its first connection still runs), short only while
+    other responses still hold bytes they may give back (Share.bytes_reserved),
+    so a retry may be served. A new whole download whose copies are all taken
+    is refused for good: the downloads holding them nearly always finish."""
     kind = ended_kind(share) or "budget_short"
-    if kind in ("download_limit", "budget_short") and share.bytes_reserved:
+    if ranged and kind in ("download_limit", "budget_short") and share.bytes_reserved:
         return "budget_held"
     return kind
 

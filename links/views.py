@@ -221,6 +221,6 @@ def send(request, token: str, pick=whole, *, inline: bool = False, missing: str 
         current = find(token)
         if current is None or not current.files:
             return answer(request, "file_gone", share=current)
-        kind = refusal_kind(current)
+        kind = refusal_kind(current, ranged="Range" in request.headers)
         return answer(request, kind, share=current, retry_after=1 if kind == "budget_held" else None)
     return response
