@@ -64,20 +64,17 @@ def serve(request, share: Share, payload, *, inline: bool = False) -> HttpRespon
         response["Content-Disposition"] = disposition
         return _file_headers(response, payload, byte_range, end - first)
 
-    # An ephemeral file may lose its bytes the moment its link ends: only a
-    # handle opened before the reservation can still send them.
-    if (
-        settings.DOWNLOAD_OFFLOAD
-        and isinstance(payload, FilePayload)
-        and not inline
-        and byte_range is None
-        and share.max_downloads is None
-        and not payload.stored.delete_when_unshared
-    ):
-        return offload(request, share, payload)
+    if offloadable(share, payload, inline=inline, byte_range=byte_range):
+        response = offload(request, share, payload)
+        if response is not _STREAM_IT:
+            return response
 
+    # An ephemeral file may lose its bytes the moment its link ends: only a
+    # handle opened (and a bucket's GET started) before the reservation can
+    # still send them.
     if isinstance(payload, FilePayload):
         body = payload.open()
+        body.seek(first)
     else:
         payload.check_present()  # a zip opens each file when it gets to it
         body = None
@@ -106,22 +103,62 @@ def serve(request, share: Share, payload, *, inline: bool = False) -> HttpRespon
     return _file_headers(response, payload, byte_range, end - first)
 
 
-def offload(request, share: Share, payload: FilePayload) -> HttpResponse | None:
+def offloadable(share: Share, payload, *, inline: bool, byte_range: ByteRange | None) -> bool:
+    """Whether DOWNLOAD_OFFLOAD may send this response: a whole file saved
+    (not previewed) from a link without a limit, whose bytes outlive it (an
+    ephemeral file's may go the moment the link ends); for a presigned
+    redirect, also without a password (the URL itself would let anyone in
+    until it lapses)."""
+    return bool(
+        settings.DOWNLOAD_OFFLOAD
+        and isinstance(payload, FilePayload)
+        and not inline
+        and byte_range is None
+        and share.max_downloads is None
+        and not payload.stored.delete_when_unshared
+        and not (settings.DOWNLOAD_OFFLOAD == "presigned" and share.has_password)
+    )
+
+
+# offload() found too little time left to sign a URL for: stream instead.
+_STREAM_IT = object()
+
+
+def offload(request, share: Share, payload: FilePayload):
     """Allow a whole-file download of a link without a limit, then hand the
-    sending to the front server.
+    sending to the front server or the bucket.
 
     The checks (expiry, password) and the count are made here, as for a
-    streamed download; the front server only sends bytes. Should the link
-    have gained a limit since it was read, the reservation settles at once as
-    if the whole file was sent (Django cannot see how far the front server
-    gets; counting it all is the safe direction).
+    streamed download; the front server or bucket only sends bytes. Should
+    the link have gained a limit since it was read, the reservation settles
+    at once as if the whole file was sent (Django cannot see how far the
+    other gets; counting it all is the safe direction).
     """
     stored = payload.stored
     payload.check_present()
+    url = None
+    if settings.DOWNLOAD_OFFLOAD == "presigned":
+        # Signed before the count, bound by the deadline: a URL that would
+        # lapse within the second is not worth a redirect.
+        url = stored.content.storage.presigned_download(
+            stored.content.name,
+            filename=stored.name,
+            content_type=stored.content_type,
+            ends_by=share.expires_at,
+            longest=settings.DOWNLOAD_PRESIGNED_SECONDS,
+        )
+        if url is None:
+            return _STREAM_IT
     reservation = share.reserve_bytes(first=0, end=stored.size, visitor=visitor(request), sending=payload.sending)
     if reservation is None:
         return None
     reservation.settle(reservation.end)
+    if url is not None:
+        response = HttpResponse(status=302)
+        response["Location"] = url
+        response["Cache-Control"] = "no-store"
+        response["Referrer-Policy"] = "no-referrer"
+        return response
     response = HttpResponse(status=200, content_type=stored.content_type)
     response["Content-Disposition"] = attachment(stored.name)
     if settings.DOWNLOAD_OFFLOAD == "x-accel-redirect":

@@ -13,6 +13,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from microcloud.env import envbool, envfloat, envint, envlist, secret_key
+from microcloud.storage_url import storage_from_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -179,9 +180,14 @@ MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", BASE_DIR / "media"))
 # Uploaded bytes are never served from MEDIA_URL: downloads go through views
 # that check ownership or the share's expiry.
 MEDIA_URL = "/media/"
+# Where file bytes live: the local disk (empty, the default: a
+# FileSystemStorage that syncs what it saves before the row is committed) or
+# an S3-compatible bucket, s3://BUCKET[/PREFIX][?endpoint=...&region=...]
+# (microcloud.storage_url; credentials from AWS_ACCESS_KEY_ID and
+# AWS_SECRET_ACCESS_KEY).
+STORAGE_URL = os.environ.get("STORAGE_URL", "")
 STORAGES = {
-    # FileSystemStorage that syncs what it saves before the row is committed.
-    "default": {"BACKEND": "sharing.storage.DurableFileSystemStorage"},
+    "default": storage_from_url(STORAGE_URL),
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
 # Without collectstatic's manifest (a bare runserver), fall back to the plain
@@ -306,15 +312,25 @@ EVENT_CLIENT_ADDRESS = os.environ.get("EVENT_CLIENT_ADDRESS", "truncated").strip
 if EVENT_CLIENT_ADDRESS not in ("truncated", "full", "none"):
     raise ImproperlyConfigured(f"EVENT_CLIENT_ADDRESS must be truncated, full or none, got {EVENT_CLIENT_ADDRESS!r}")
 
-# Let the front web server send the bytes of a whole-file download once
-# Django has made every check and counted it: "x-accel-redirect" (nginx),
-# "x-sendfile" (Apache mod_xsendfile, lighttpd), or "" (Django streams).
-# Only for deployments behind such a server: reached directly, an offloaded
-# download is an empty answer. See docs/deployment.md for nginx's part.
+# Let something else send the bytes of a whole-file download of a link
+# without a limit once Django has made every check and counted it:
+# "x-accel-redirect" (nginx), "x-sendfile" (Apache mod_xsendfile, lighttpd),
+# "presigned" (the bucket itself, by a redirect; never for a link with a
+# password), or "" (Django streams). The first two only behind such a
+# server: reached directly, an offloaded download is an empty answer. See
+# docs/deployment.md.
 DOWNLOAD_OFFLOAD = os.environ.get("DOWNLOAD_OFFLOAD", "").strip().lower()
-if DOWNLOAD_OFFLOAD not in ("", "x-accel-redirect", "x-sendfile"):
+if DOWNLOAD_OFFLOAD not in ("", "x-accel-redirect", "x-sendfile", "presigned"):
     raise ImproperlyConfigured(
-        f"DOWNLOAD_OFFLOAD must be x-accel-redirect, x-sendfile or empty, got {DOWNLOAD_OFFLOAD!r}"
+        f"DOWNLOAD_OFFLOAD must be x-accel-redirect, x-sendfile, presigned or empty, got {DOWNLOAD_OFFLOAD!r}"
+    )
+# "presigned" (a bucket only): a redirect to a URL the bucket signed, valid at
+# most this many seconds and never past the share's deadline.
+DOWNLOAD_PRESIGNED_SECONDS = envint("DOWNLOAD_PRESIGNED_SECONDS", 60, minimum=1)
+if (DOWNLOAD_OFFLOAD == "presigned") != bool(STORAGE_URL.strip()) and DOWNLOAD_OFFLOAD:
+    raise ImproperlyConfigured(
+        "DOWNLOAD_OFFLOAD=presigned needs a bucket (STORAGE_URL), and x-accel-redirect or x-sendfile the "
+        "local disk (no STORAGE_URL)"
     )
 # The internal nginx location that serves MEDIA_ROOT (X-Accel-Redirect only).
 DOWNLOAD_OFFLOAD_PREFIX = os.environ.get("DOWNLOAD_OFFLOAD_PREFIX", "/_protected/")

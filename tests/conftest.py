@@ -11,6 +11,7 @@ from rest_framework.test import APIClient
 
 from notices.worker import default_worker
 from sharing.models import Share, StoredFile
+from tests import buckets
 from tests.helpers import hold
 
 
@@ -111,3 +112,30 @@ def make_shares(shared_file):
         return hold(made, shared_file)
 
     return make
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint():
+    """moto's S3 server, one per test process (tests.buckets)."""
+    buckets.set_credentials()
+    with buckets.moto_server() as endpoint:
+        yield endpoint
+
+
+@pytest.fixture
+def bucket_storage(settings, s3_endpoint):
+    """File bytes in a new bucket of moto's server: (endpoint, bucket name)."""
+    bucket = buckets.new_bucket(s3_endpoint)
+    settings.STORAGE_URL = buckets.storage_url(s3_endpoint, bucket)
+    settings.STORAGES = buckets.bucket_storages(settings.STORAGES, settings.STORAGE_URL)
+    return s3_endpoint, bucket
+
+
+@pytest.fixture(params=["disk", "bucket"])
+def either_storage(request):
+    """Run the test once with file bytes on the local disk (MEDIA_ROOT) and
+    once in an S3 bucket (moto's server): ("disk", None) or ("bucket",
+    (endpoint, bucket name))."""
+    if request.param == "disk":
+        return "disk", None
+    return "bucket", request.getfixturevalue("bucket_storage")

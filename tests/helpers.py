@@ -12,6 +12,7 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
+from django.conf import settings
 from django.db import connection, connections, transaction
 from django.db.models import F
 from django.utils import timezone
@@ -62,6 +63,27 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     env.update(DATABASE_URL=database_url(), DJANGO_SETTINGS_MODULE="microcloud.settings", PYTHONUNBUFFERED="1")
     env.update(extra)
     return env
+
+
+def storage_env(media_root) -> dict[str, str]:
+    """The environment that puts a child process's file bytes where this
+    test's are: its MEDIA_ROOT, and its bucket when it has one."""
+    return {"MEDIA_ROOT": str(media_root), "STORAGE_URL": settings.STORAGE_URL}
+
+
+def stored_names(folder: str = "") -> list[str]:
+    """Every name the default storage (disk or bucket) holds under `folder`."""
+    from django.core.files.storage import storages
+
+    storage = storages["default"]
+    try:
+        folders, files = storage.listdir(folder)
+    except FileNotFoundError:  # a disk folder never made
+        return []
+    names = [f"{folder}/{name}".lstrip("/") for name in files]
+    for sub in folders:
+        names += stored_names(f"{folder}/{sub}".lstrip("/"))
+    return sorted(names)
 
 
 def run_manage(*args: str, cwd: Path = REPO_ROOT, drop: set[str] = frozenset(), **env: str):

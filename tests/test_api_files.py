@@ -4,12 +4,14 @@ import hashlib
 from datetime import timedelta
 
 import pytest
+from django.core.files.storage import storages
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
 from sharing.models import Share, StoredFile
+from tests.helpers import stored_names
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("either_storage")]
 
 FILE_FIELDS = {"id", "name", "size", "content_type", "sha256", "created_at", "delete_when_unshared"}
 
@@ -39,7 +41,8 @@ def test_upload_returns_the_stored_metadata(alice_client, alice, media_root):
     assert body["sha256"] == hashlib.sha256(data).hexdigest()
     stored = StoredFile.objects.get(pk=body["id"])
     assert stored.owner == alice
-    assert (media_root / stored.content.name).read_bytes() == data
+    with storages["default"].open(stored.content.name, "rb") as handle:
+        assert handle.read() == data
 
 
 def test_upload_keeps_only_the_base_name(alice_client):
@@ -94,7 +97,7 @@ def test_upload_over_the_limit_is_413(alice_client, settings, media_root):
     assert response.status_code == 413
     assert response.json() == {"detail": "The file is larger than the maximum upload size of 10 bytes."}
     assert not StoredFile.objects.exists()
-    assert not [path for path in media_root.rglob("*") if path.is_file()]
+    assert stored_names() == []
 
 
 def test_declared_oversized_body_is_refused_before_reading(alice_client, settings):
@@ -237,7 +240,6 @@ def test_delete_unshares_active_shares_and_removes_bytes(
     alice_client, alice, make_file, media_root, django_capture_on_commit_callbacks
 ):
     stored = make_file(alice)
-    path = media_root / stored.content.name
     active = Share.create_for(file=stored, expires_at=timezone.now() + timedelta(days=1))
     ended = Share.create_for(file=stored, expires_at=timezone.now() + timedelta(days=1))
     ended.unshare()
@@ -248,7 +250,7 @@ def test_delete_unshares_active_shares_and_removes_bytes(
 
     assert response.status_code == 204
     assert not StoredFile.objects.filter(pk=stored.pk).exists()
-    assert not path.exists()
+    assert not storages["default"].exists(stored.content.name)
     active.refresh_from_db()
     assert (active.status, active.end_reason, active.files) == ("unshared", "file_deleted", [])
     assert active.ended_at is not None
@@ -280,7 +282,7 @@ def test_another_users_file_is_404(bob_client, alice, make_file, media_root, met
 
     assert response.status_code == 404
     assert StoredFile.objects.filter(pk=stored.pk).exists()
-    assert (media_root / stored.content.name).exists()
+    assert storages["default"].exists(stored.content.name)
 
 
 def test_another_users_files_are_not_listed(bob_client, alice, make_file):

@@ -4,9 +4,9 @@ ends; kept while never shared; other files are never touched."""
 
 import time
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
+from django.core.files.storage import storages
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -16,9 +16,9 @@ from expiry.housekeeping import Housekeeper
 from expiry.watchers import SAFETY_INTERVAL
 from sharing.models import Share, ShareEvent, StoredFile
 from sharing.models.removal import purge_ended_shares, reap_files, sweep
-from tests.helpers import create_share, in_threads, start_manage, stop, wait_for_text, wait_until
+from tests.helpers import create_share, in_threads, start_manage, stop, storage_env, wait_for_text, wait_until
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("either_storage")]
 
 DATA = b"send me once\n"
 
@@ -29,12 +29,13 @@ def ephemeral(alice):
     return StoredFile.create_from_upload(owner=alice, upload=upload, delete_when_unshared=True)
 
 
-def on_disk(media_root, stored: StoredFile) -> Path:
-    return Path(media_root) / stored.content.name
+def present(stored: StoredFile) -> bool:
+    """Whether the file's bytes are still stored (on the disk or in the bucket)."""
+    return storages["default"].exists(stored.content.name)
 
 
-def gone(media_root, stored: StoredFile) -> bool:
-    return not on_disk(media_root, stored).exists() and not StoredFile.objects.filter(pk=stored.pk).exists()
+def gone(stored: StoredFile) -> bool:
+    return not present(stored) and not StoredFile.objects.filter(pk=stored.pk).exists()
 
 
 def share_of(stored: StoredFile, **limits) -> Share:
@@ -64,17 +65,17 @@ def test_a_bad_flag_is_a_400(alice_client):
 def test_a_file_never_shared_is_kept(ephemeral, media_root):
     assert reap_files([ephemeral.pk]) == 0
     assert sweep(100) == 0
-    assert on_disk(media_root, ephemeral).exists()
+    assert present(ephemeral)
 
 
 def test_unsharing_the_last_share_deletes_the_file(alice_client, ephemeral, media_root):
     first, second = share_of(ephemeral), share_of(ephemeral)
     assert alice_client.delete(f"/api/shares/{first.pk}/").status_code == 204
-    assert on_disk(media_root, ephemeral).exists(), "a share is still live"
+    assert present(ephemeral), "a share is still live"
 
     started = time.monotonic()
     assert alice_client.delete(f"/api/shares/{second.pk}/").status_code == 204
-    assert wait_until(lambda: gone(media_root, ephemeral), 2)
+    assert wait_until(lambda: gone(ephemeral), 2)
     assert time.monotonic() - started < 2
     second.refresh_from_db()
     assert (second.status, second.files) == (Share.Status.UNSHARED, [])  # the record stays
@@ -87,7 +88,7 @@ def test_the_download_that_uses_the_last_allowance_deletes_the_file(anon_client,
     # The response reads from a handle opened before the count: it is whole.
     assert b"".join(response.streaming_content) == DATA
     response.close()
-    assert wait_until(lambda: gone(media_root, ephemeral), 2)
+    assert wait_until(lambda: gone(ephemeral), 2)
     assert anon_client.get(f"/s/{share.token}/download").status_code in (404, 410)
 
 
@@ -95,7 +96,7 @@ def test_a_new_limit_that_ends_the_share_deletes_the_file(ephemeral, media_root)
     share = share_of(ephemeral, max_downloads=5)
     assert share.count_download()
     assert share.change(max_downloads=1)
-    assert wait_until(lambda: gone(media_root, ephemeral), 2)
+    assert wait_until(lambda: gone(ephemeral), 2)
 
 
 def test_other_files_stay(alice_client, shared_file, media_root):
@@ -106,7 +107,7 @@ def test_other_files_stay(alice_client, shared_file, media_root):
     Share.objects.filter(pk=share.pk).update(ended_at=timezone.now() - timedelta(days=60))
     assert purge_ended_shares(100) == 1
     assert sweep(100) == 0
-    assert on_disk(media_root, shared_file).exists()
+    assert present(shared_file)
     assert StoredFile.objects.filter(pk=shared_file.pk).exists()
 
 
@@ -118,7 +119,7 @@ def test_purging_its_last_ended_share_deletes_the_file(ephemeral, media_root):
         status=Share.Status.UNSHARED, end_reason="unshared", ended_at=timezone.now() - timedelta(days=31)
     )
     assert purge_ended_shares(100) == 1
-    assert gone(media_root, ephemeral)
+    assert gone(ephemeral)
 
 
 def test_the_sweep_reaps_what_a_crash_left(ephemeral, shared_file, media_root):
@@ -131,15 +132,15 @@ def test_the_sweep_reaps_what_a_crash_left(ephemeral, shared_file, media_root):
         status=Share.Status.UNSHARED, end_reason="unshared", ended_at=timezone.now()
     )
     assert sweep(100) == 1
-    assert gone(media_root, ephemeral)
-    assert on_disk(media_root, shared_file).exists()
+    assert gone(ephemeral)
+    assert present(shared_file)
 
 
 def test_a_share_past_its_deadline_is_not_live(ephemeral, media_root):
     share = create_share(ephemeral, 0.05)
     assert wait_until(lambda: timezone.now() > share.expires_at, 2)
     assert sweep(100) == 1
-    assert gone(media_root, ephemeral)
+    assert gone(ephemeral)
     share.refresh_from_db()
     assert (share.status, share.end_reason) == (Share.Status.EXPIRED, Share.EndReason.EXPIRED)
     assert share.events.filter(kind=ShareEvent.Kind.EXPIRED).count() == 1
@@ -158,7 +159,7 @@ def test_the_housekeeper_reaps_the_files_of_an_expiry_batch(ephemeral, media_roo
         assert housekeeper.step(room=0)  # even with the next expiry due at once
     finally:
         housekeeper.disconnect()
-    assert gone(media_root, ephemeral)
+    assert gone(ephemeral)
     assert housekeeper.reaped == 1
 
 
@@ -169,7 +170,7 @@ def test_racing_reapers_delete_once(ephemeral, media_root):
     )
     results = in_threads(lambda: reap_files([ephemeral.pk]), workers=4)
     assert sorted(results) == [0, 0, 0, 1]
-    assert gone(media_root, ephemeral)
+    assert gone(ephemeral)
 
 
 @pytest.mark.postgres
@@ -186,20 +187,19 @@ def test_a_share_created_before_the_reap_keeps_the_file(ephemeral, media_root):
     )
     share_of(ephemeral)
     assert reap_files([ephemeral.pk]) == 0
-    assert on_disk(media_root, ephemeral).exists()
+    assert present(ephemeral)
 
 
 @pytest.mark.fault
 @pytest.mark.timeout(60)
 def test_the_daemon_deletes_the_file_within_2_seconds_of_its_deadline(ephemeral, shared_file, tmp_path, media_root):
     output = tmp_path / "daemon.out"
-    daemon = start_manage("runexpiry", "--pickup-interval", "0.05", output=output, MEDIA_ROOT=str(media_root))
+    daemon = start_manage("runexpiry", "--pickup-interval", "0.05", output=output, **storage_env(media_root))
     try:
         wait_for_text(output, "refresh:", 20, process=daemon)
         share = create_share(ephemeral, 1)
         kept = create_share(shared_file, 1)
-        path = on_disk(media_root, ephemeral)
-        assert wait_until(lambda: not path.exists(), 10, 0.005)
+        assert wait_until(lambda: not present(ephemeral), 10, 0.005)
         left_disk = timezone.now()
         assert wait_until(lambda: Share.objects.get(pk=kept.pk).status == Share.Status.EXPIRED, 10)
     finally:
@@ -209,7 +209,7 @@ def test_the_daemon_deletes_the_file_within_2_seconds_of_its_deadline(ephemeral,
     assert not StoredFile.objects.filter(pk=ephemeral.pk).exists()
     share.refresh_from_db()
     assert (share.status, share.end_reason, share.files) == (Share.Status.EXPIRED, "expired", [])
-    assert on_disk(media_root, shared_file).exists()
+    assert present(shared_file)
     assert "1 ephemeral files deleted" in output.read_text()
 
 
@@ -221,9 +221,9 @@ def test_a_restarted_daemon_sweeps_what_was_left(ephemeral, tmp_path, media_root
         status=Share.Status.UNSHARED, end_reason="unshared", ended_at=timezone.now()
     )
     output = tmp_path / "daemon.out"
-    daemon = start_manage("runexpiry", output=output, MEDIA_ROOT=str(media_root))
+    daemon = start_manage("runexpiry", output=output, **storage_env(media_root))
     try:
-        assert wait_until(lambda: gone(media_root, ephemeral), 10)
+        assert wait_until(lambda: gone(ephemeral), 10)
     finally:
         stop(daemon)
     assert daemon.returncode == 0, output.read_text()
@@ -261,7 +261,7 @@ def test_the_housekeeper_sweeps_only_when_an_ephemeral_file_exists(shared_file, 
         assert housekeeper.step(room=10)
     assert [query["sql"].endswith("LIMIT 1") for query in queries] == [True, True]
     assert "delete_when_unshared LIMIT 1" in queries[0]["sql"]
-    assert on_disk(media_root, shared_file).exists()
+    assert present(shared_file)
 
 
 def test_the_housekeeper_sweep_still_reaps_when_an_ephemeral_file_exists(ephemeral, media_root):
@@ -273,7 +273,7 @@ def test_the_housekeeper_sweep_still_reaps_when_an_ephemeral_file_exists(ephemer
     housekeeper = Housekeeper(clock=lambda: clock[0])
     housekeeper.next_purge = clock[0] + 60
     assert housekeeper.step(room=10)
-    assert gone(media_root, ephemeral)
+    assert gone(ephemeral)
     assert housekeeper.reaped == 1
 
 

@@ -10,9 +10,9 @@ from django.utils import timezone
 from expiry.housekeeping import BACKLOG_PAUSE, Housekeeper
 from sharing.models import Download, Share, ShareEvent, SharingPolicy
 from sharing.models.removal import purge_ended_shares
-from tests.helpers import in_threads, start_manage, stop, wait_until
+from tests.helpers import in_threads, start_manage, stop, storage_env, wait_until
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("either_storage")]
 
 
 def ended_ago(shared_file, age: timedelta) -> Share:
@@ -133,10 +133,10 @@ def test_postgresql_racing_purges_delete_each_share_once(shared_file):
 
 @pytest.mark.fault
 @pytest.mark.timeout(60)
-def test_the_daemon_purges(shared_file, tmp_path):
+def test_the_daemon_purges(shared_file, tmp_path, media_root):
     old, recent = ended_ago(shared_file, timedelta(days=31)), ended_ago(shared_file, timedelta(days=1))
     output = tmp_path / "daemon.out"
-    daemon = start_manage("runexpiry", output=output)
+    daemon = start_manage("runexpiry", output=output, **storage_env(media_root))
     try:
         assert wait_until(lambda: not exists(old), 10)
     finally:

@@ -11,7 +11,10 @@ from django.utils import timezone
 from links.ranges import ByteRange, Unsatisfiable, requested_range
 from sharing.models import Share
 
-pytestmark = pytest.mark.django_db(transaction=True)  # responses are closed as a server would
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("either_storage"),
+]  # responses are closed as a server would
 
 DATA = bytes(range(256)) * 16  # 4096 bytes
 ETAG = f'"{hashlib.sha256(DATA).hexdigest()}"'
@@ -177,6 +180,7 @@ def test_a_range_refused_while_other_responses_hold_the_budget_is_asked_to_retry
     held = Client().get(url(share), HTTP_RANGE="bytes=2048-")
     assert (held.status_code, held["Retry-After"]) == (503, "1")
     assert held.content.decode().startswith("Downloads of this link still in progress hold what is left")
+    assert Client().get(url(share)).status_code == 410  # a new whole download: its copy is taken
     running.settle(1000)  # it stopped after 1000 bytes: the rest goes back
     assert body(Client().get(url(share), HTTP_RANGE="bytes=1000-")) == DATA[1000:]
     refused = Client().get(url(share), HTTP_RANGE="bytes=1000-")

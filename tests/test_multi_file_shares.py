@@ -21,7 +21,7 @@ from sharing.models import Share, ShareEvent, StoredFile, delete_file
 from sharing.models.budget import byte_budget
 from webhooks.payloads import payload
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("either_storage")]
 
 T0 = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
 CONTENTS = {

@@ -20,7 +20,7 @@ from tests.test_uploads_support import (
 )
 from uploads.models import Upload, partial_dir, partial_path
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("either_storage")]
 
 
 def test_options_describes_the_server(alice_client, settings):
