@@ -120,12 +120,24 @@ def test_a_missing_file_is_a_410_not_an_offload(accel, anon_client, stored):
     assert counted(share) == 0
 
 
-def test_a_bad_offload_setting_stops_start_up(tmp_path):
+@pytest.mark.parametrize(
+    ("env", "named"),
+    [
+        ({"DOWNLOAD_OFFLOAD": "nginx"}, "DOWNLOAD_OFFLOAD must be x-accel-redirect, x-sendfile, presigned or empty"),
+        ({"DOWNLOAD_OFFLOAD": "presigned"}, "DOWNLOAD_OFFLOAD=presigned needs a bucket (STORAGE_URL)"),
+        (
+            {"DOWNLOAD_OFFLOAD": "x-sendfile", "STORAGE_URL": "s3://files"},
+            "x-accel-redirect or x-sendfile the local disk",
+        ),
+        ({"STORAGE_URL": "/srv/media"}, "STORAGE_URL must be empty or s3://"),
+    ],
+)
+def test_a_bad_offload_or_storage_setting_stops_start_up(env, named):
     from tests.helpers import run_manage
 
-    done = run_manage("check", DOWNLOAD_OFFLOAD="nginx", DEBUG="true")
+    done = run_manage("check", DEBUG="true", **env)
     assert done.returncode != 0
-    assert "DOWNLOAD_OFFLOAD must be x-accel-redirect, x-sendfile or empty" in done.stderr
+    assert named in done.stderr
 
 
 # --- through nginx ---------------------------------------------------------------
