@@ -2,6 +2,7 @@
 the STORAGE_URL setting, and presigned redirects bound by the deadline."""
 
 import hashlib
+import time
 from datetime import timedelta
 
 import pytest
@@ -137,7 +138,9 @@ def test_a_link_without_a_limit_redirects_to_a_url_that_lapses_within_the_settin
 def test_a_redirect_made_a_second_before_the_deadline_ends_by_it(presigned, alice, make_file):
     stored = make_file(alice, data=DATA)
     share = share_of(stored)
-    deadline = timezone.now() + timedelta(seconds=1, milliseconds=500)
+    while timezone.now().microsecond > 500_000:  # not at the end of a second: signed in the one read here
+        time.sleep(0.01)
+    deadline = timezone.now() + timedelta(seconds=1)
     Share.objects.filter(pk=share.pk).update(expires_at=deadline)
     response = Client().get(url(share))
     assert response.status_code == 302
@@ -145,9 +148,14 @@ def test_a_redirect_made_a_second_before_the_deadline_ends_by_it(presigned, alic
     assert signed_lifetime(response["Location"])[1] >= 1
 
 
-def test_with_less_than_a_second_left_the_bytes_are_streamed(presigned, alice, make_file):
+def test_a_deadline_within_the_signing_second_is_streamed(presigned, alice, make_file):
+    """A URL's lifetime is whole seconds from the second it is signed in: a
+    deadline before the end of that second leaves none, so Django streams."""
     share = share_of(make_file(alice, data=DATA))
-    Share.objects.filter(pk=share.pk).update(expires_at=timezone.now() + timedelta(milliseconds=700))
+    while timezone.now().microsecond > 400_000:  # early in a second, so the deadline is still ahead
+        time.sleep(0.01)
+    second = timezone.now().replace(microsecond=0)
+    Share.objects.filter(pk=share.pk).update(expires_at=second + timedelta(milliseconds=900))
     response = Client().get(url(share))
     assert response.status_code == 200
     assert b"".join(response.streaming_content) == DATA
