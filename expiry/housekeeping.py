@@ -14,12 +14,18 @@
   in batches of `batch_size`, at most `batches_per_pass` a pass; a pass that
   ends on a full batch comes back after BACKLOG_PAUSE rather than a whole
   interval, so a backlog drains without one long transaction.
+- Bytes left behind (sharing.models.leftovers): at the start of each purge
+  pass, up to `batch_size` deleted files' bytes whose deletion failed (a
+  storage briefly unreachable) are tried again once their back-off has
+  passed; the first failure ends the retries of the pass, so an unreachable
+  storage costs one timeout a pass, not one per file.
 
 Idle cost: the sweep first asks whether any ephemeral file exists at all
 (a raw one-row probe of the partial index of ephemeral files, ~5 us) and
 runs its query (built by the ORM: ~1.5 ms of CPU)
 only if one does; the purge is one policy read and one query over the
-partial index of ended shares. The scheduler comes first: this work runs only when no share is due,
+partial index of ended shares, after a one-row probe of the pending
+deletions. The scheduler comes first: this work runs only when no share is due,
 and (except pending reaps, which are quick) only when the next deadline is at
 least ROOM seconds away, or once it has waited MAX_DEFER for such a gap.
 A failure is logged and retried RETRY_DELAY later; it never delays expiry.
@@ -32,7 +38,7 @@ from collections.abc import Callable
 from django.db import connections
 
 from expiry.watchers import SAFETY_INTERVAL
-from sharing.models import StoredFile, fold_pending
+from sharing.models import StoredFile, fold_pending, retry_deletions
 from sharing.models.removal import defer_expiry_reaps, purge_ended_shares, reap_after_shares, sweep
 
 logger = logging.getLogger("expiry")
@@ -77,6 +83,7 @@ class Housekeeper:
         self._expired: list[int] = []  # ids of expired shares whose files to reap
         self._stop_deferring = None
         self.purged = self.reaped = self.folded = self.errors = 0
+        self.deleted_late = 0  # bytes deleted on a retry
 
     # --- wiring ------------------------------------------------------------------
 
@@ -131,6 +138,8 @@ class Housekeeper:
                 self._fold()
                 return True
             if now >= self.next_purge and (room >= ROOM or now >= self.next_purge + MAX_DEFER):
+                if self._batches_left == self.batches_per_pass:  # once a pass
+                    self._retry_deletions()
                 self._purge_batch(now)
                 return True
         except Exception:
@@ -159,6 +168,12 @@ class Housekeeper:
         with connection.cursor() as cursor:
             cursor.execute(f"SELECT 1 FROM {table} WHERE delete_when_unshared LIMIT 1")
             return cursor.fetchone() is not None
+
+    def _retry_deletions(self) -> None:
+        deleted = retry_deletions(self.batch_size, self.using)
+        self.deleted_late += deleted
+        if deleted:
+            logger.info("deleted the bytes of %d deleted files on a retry", deleted)
 
     def _purge_batch(self, now: float) -> None:
         purged = purge_ended_shares(self.batch_size, self.using)

@@ -26,7 +26,7 @@ MODEL_LAYERS = [
     {"state", "budget", "events", "policy"},
     {"quotas"},
     {"files"},
-    {"items"},
+    {"items", "leftovers"},
     {"downloads"},
     {"querysets"},
     {"shares"},

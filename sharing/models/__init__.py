@@ -13,6 +13,8 @@ module imports only from the layers above it in this list, never below
 2. quotas     how many bytes each user's files may take (StorageAccount)
 3. files      stored files and the upload rules
    items      which files a share holds (ShareItem)
+   leftovers  a deleted file's bytes, recorded until the storage has
+              deleted them (BytesToDelete)
 4. downloads  what a response may send (reserving and settling bytes),
               counting copies, folding pending counts
    querysets  queries over shares (holding a file, servable, by status)
@@ -34,10 +36,11 @@ from sharing.models.files import (
     check_upload,
     clean_content_type,
     clean_file_name,
-    delete_stored_bytes,
+    refund_deleted_file,
     stored_file_path,
 )
 from sharing.models.items import MAX_FILES_PER_SHARE, ShareItem
+from sharing.models.leftovers import BytesToDelete, delete_stored_bytes, retry_deletions
 from sharing.models.policy import SharingPolicy, format_duration
 from sharing.models.querysets import ShareQuerySet
 from sharing.models.quotas import QuotaExceeded, StorageAccount
@@ -58,6 +61,7 @@ __all__ = [
     "MAX_DOWNLOADS_LIMIT",
     "MAX_FILES_PER_SHARE",
     "MESSAGE_MAX_LENGTH",
+    "BytesToDelete",
     "Download",
     "EndState",
     "Fate",
@@ -87,7 +91,9 @@ __all__ = [
     "locked_now",
     "new_share_token",
     "reactivate",
+    "refund_deleted_file",
     "resend_allowance",
+    "retry_deletions",
     "stored_address",
     "stored_file_path",
 ]

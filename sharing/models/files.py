@@ -8,7 +8,6 @@ import re
 import uuid
 import zlib
 from collections.abc import Callable
-from functools import partial
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -176,18 +175,11 @@ class StoredFile(models.Model):
         return stored
 
 
-@receiver(post_delete, sender=StoredFile, dispatch_uid="sharing.delete_stored_bytes")
-def delete_stored_bytes(sender, instance: StoredFile, **kwargs) -> None:
-    """Remove a deleted file's bytes once the deletion has committed.
-
-    A receiver rather than code in sharing.models.removal.delete_file, so rows deleted by a
-    cascade (a user deleted in admin) do not leave their bytes behind; on
-    commit, so a rollback never leaves a row without its bytes.
-    """
-    storage, path = instance.content.storage, instance.content.name
-    if path:
-        transaction.on_commit(partial(storage.delete, path), using=kwargs.get("using"))
-    # In the deletion's own transaction: the space is free when the row is gone.
+@receiver(post_delete, sender=StoredFile, dispatch_uid="sharing.refund_deleted_file")
+def refund_deleted_file(sender, instance: StoredFile, **kwargs) -> None:
+    """Give the owner back a deleted file's bytes, in the deletion's own
+    transaction: the space is free when the row is gone (the bytes
+    themselves follow: sharing.models.leftovers)."""
     quotas.refund(instance.owner_id, instance.size)
 
 

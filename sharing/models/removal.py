@@ -71,7 +71,7 @@ def delete_file(stored: StoredFile) -> int:
         holders.filter(keeps_others).update(
             size=F("size") - stored.size, least=Subquery(others.order_by("size").values("size")[:1])
         )
-        stored.delete()  # its items cascade; the bytes follow on commit (sharing.models.files)
+        stored.delete()  # its items cascade; the bytes follow on commit (sharing.models.leftovers)
     return unshared
 
 
