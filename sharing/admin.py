@@ -1,4 +1,5 @@
-"""The Django admin for shares and the sharing policy (files: admin_files.py).
+"""The Django admin for shares and the sharing policy (files: admin_files.py;
+pending deletions of their bytes: admin_leftovers.py).
 
 Every state change made here goes through the model methods (Share.unshare,
 Share.set_expiry, sharing.models.delete_file), never a plain save(): those
@@ -20,6 +21,7 @@ from django.utils import timezone
 from sharing.admin_events import ShareHistoryMixin
 from sharing.admin_files import SHARES_OF_FILE, plural  # and registers the file admin
 from sharing.admin_filters import EffectiveStatusFilter, EndReasonFilter, ExpiresWithinFilter
+from sharing.admin_leftovers import BytesToDeleteAdmin  # noqa: F401  registers the pending deletions' list
 from sharing.admin_quotas import ByteSizeField  # and registers the storage account admin
 from sharing.models import Share, SharingPolicy, format_duration
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from django.db import connection, transaction
+from django.urls import reverse
 from django.utils import timezone
 from freezegun import freeze_time
 
@@ -23,6 +24,7 @@ from tests.helpers import in_threads
 pytestmark = pytest.mark.django_db(transaction=True)
 
 T0 = datetime(2031, 3, 4, 5, 6, 7, tzinfo=UTC)
+PENDING = reverse("admin:sharing_bytestodelete_changelist")
 
 
 class FlakyStorage(DurableFileSystemStorage):
@@ -284,6 +286,28 @@ def test_a_failing_retry_is_no_housekeeping_error(alice, make_file, media_root):
     assert (housekeeper.deleted_late, housekeeper.errors) == (0, 0)
     assert BytesToDelete.objects.get().attempts == 2
     assert on_disk(media_root, stored)
+
+
+# --- admin ---------------------------------------------------------------------------
+
+
+def test_the_admin_lists_the_pending_deletions_read_only(admin_client, alice, make_file):
+    kept = deleted_failing(make_file(alice, name="a.txt"))
+    other = deleted_failing(make_file(alice, name="b.txt"))
+    page = admin_client.get(PENDING)
+    assert page.status_code == 200
+    assert kept.name in page.content.decode()
+    assert "OSError: [Errno 5] Input/output error" in page.content.decode()
+    found = admin_client.get(PENDING, {"q": other.name[-12:]})
+    assert [row.pk for row in found.context["cl"].result_list] == [other.pk]
+
+    assert admin_client.get(reverse("admin:sharing_bytestodelete_add")).status_code == 403
+    change = reverse("admin:sharing_bytestodelete_change", args=[kept.pk])
+    assert admin_client.get(change).status_code == 200  # shown, not editable
+    assert admin_client.post(change, {"name": "x", "attempts": 0}).status_code == 403
+    delete = reverse("admin:sharing_bytestodelete_delete", args=[kept.pk])
+    assert admin_client.post(delete, {"post": "yes"}).status_code == 403
+    assert BytesToDelete.objects.filter(pk=kept.pk, name=kept.name, attempts=1).exists()
 
 
 # --- a bucket ---------------------------------------------------------------------------
