@@ -195,10 +195,13 @@ STORAGES = {
 WHITENOISE_MANIFEST_STRICT = False
 # Largest accepted upload, in bytes (default 1 GiB); larger ones get a 413.
 MAX_UPLOAD_BYTES = envint("MAX_UPLOAD_BYTES", 1024**3)
-# Django's two, the second handing a big upload's bytes to the disk as they
+# Django's in-memory handler for small uploads; then a big upload's bytes go into a
+# bucket as they arrive, or to a temporary file handed to the disk as they
 # arrive (its file is synced before it is listed: sharing.storage).
 FILE_UPLOAD_HANDLERS = [
     "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    # Into a bucket as they arrive, when the storage is one.
+    "sharing.upload_handlers.StreamingStorageUploadHandler",
     "sharing.upload_handlers.WritebackTemporaryFileUploadHandler",
 ]
 # Stored files and the folders made for them: the owner only (the service's

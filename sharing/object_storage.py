@@ -111,6 +111,52 @@ class ObjectReader(io.RawIOBase):
         super().close()
 
 
+# S3 wants parts of at least 5 MiB (but the last); 8 MiB is what boto3's
+# own transfers use, and the most an upload holds in memory.
+PART_SIZE = 8 * 1024 * 1024
+
+
+class PartWriter:
+    """One object written as its bytes arrive (an S3 multipart upload),
+    holding at most one part in memory; complete() makes it appear whole,
+    abort() leaves nothing (a bucket's lifecycle rule cleans up after a
+    process that died in between: docs/deployment.md)."""
+
+    def __init__(self, client, bucket: str, key: str, content_type: str):
+        self._client, self._bucket, self._key = client, bucket, key
+        started = client.create_multipart_upload(
+            Bucket=bucket, Key=key, ContentType=content_type or "application/octet-stream"
+        )
+        self._upload_id = started["UploadId"]
+        self._parts: list[dict] = []
+        self._buffer = bytearray()
+
+    def write(self, data: bytes) -> None:
+        self._buffer += data
+        while len(self._buffer) >= PART_SIZE:
+            self._send(bytes(self._buffer[:PART_SIZE]))
+            del self._buffer[:PART_SIZE]
+
+    def _send(self, data: bytes) -> None:
+        number = len(self._parts) + 1
+        sent = self._client.upload_part(
+            Bucket=self._bucket, Key=self._key, UploadId=self._upload_id, PartNumber=number, Body=data
+        )
+        self._parts.append({"ETag": sent["ETag"], "PartNumber": number})
+
+    def complete(self) -> None:
+        if self._buffer or not self._parts:
+            self._send(bytes(self._buffer))
+            self._buffer.clear()
+        self._client.complete_multipart_upload(
+            Bucket=self._bucket, Key=self._key, UploadId=self._upload_id, MultipartUpload={"Parts": self._parts}
+        )
+
+    def abort(self) -> None:
+        self._buffer.clear()
+        self._client.abort_multipart_upload(Bucket=self._bucket, Key=self._key, UploadId=self._upload_id)
+
+
 class BucketStorage(S3Storage):
     """S3Storage with ranged reads and deadline-bound presigned URLs. Every
     option comes from STORAGE_URL (microcloud.storage_url) or STORAGES."""
@@ -129,6 +175,12 @@ class BucketStorage(S3Storage):
             return super()._open(name, mode)
         key = self._normalize_name(clean_name(name))
         return File(ObjectReader(self.connection.meta.client, self.bucket_name, key), name=name)
+
+    def part_writer(self, name: str, content_type: str) -> PartWriter:
+        """Write `name` as its bytes arrive (uploads stream into the bucket:
+        sharing.upload_handlers)."""
+        key = self._normalize_name(clean_name(name))
+        return PartWriter(self.connection.meta.client, self.bucket_name, key, content_type)
 
     def presigned_download(
         self, name: str, *, filename: str, content_type: str, ends_by: datetime, longest: int

@@ -142,9 +142,15 @@ class StoredFile(models.Model):
         called in the transaction that stores the row, may decline the file
         (a resumable upload that another request finished first): then
         nothing is stored and Superseded is raised."""
-        digests = Digests()
-        for chunk in upload.chunks():
-            digests.update(chunk)
+        # Bytes an upload path already streamed into the storage come with
+        # their digests (sharing.upload_handlers.StoredUpload): adopted, not
+        # read again nor copied.
+        already_stored = getattr(upload, "stored_name", None)
+        digests = getattr(upload, "digests", None) if already_stored else None
+        if digests is None:
+            digests = Digests()
+            for chunk in upload.chunks():
+                digests.update(chunk)
         if not reserved:
             # Before the bytes are written; charge() below is what decides.
             quotas.check_room(owner.pk, digests.size)
@@ -159,7 +165,10 @@ class StoredFile(models.Model):
             crc32=digests.crc32,
             delete_when_unshared=delete_when_unshared,
         )
-        stored.content.save(name, upload, save=False)
+        if already_stored:
+            stored.content.name = already_stored
+        else:
+            stored.content.save(name, upload, save=False)
         try:
             with transaction.atomic():
                 stored.save()
@@ -172,6 +181,8 @@ class StoredFile(models.Model):
             # The row never existed, so the bytes must not outlive it.
             stored.content.storage.delete(stored.content.name)
             raise
+        if already_stored:
+            upload.adopted = True
         return stored
 
 
