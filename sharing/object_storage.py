@@ -28,6 +28,7 @@ from storages.backends.s3 import S3Storage
 from storages.utils import clean_name
 
 from sharing.disposition import attachment
+from sharing.object_partials import PART_SIZE, PartialObject
 
 _MISSING = ("NoSuchKey", "404", "NotFound")
 
@@ -111,11 +112,6 @@ class ObjectReader(io.RawIOBase):
         super().close()
 
 
-# S3 wants parts of at least 5 MiB (but the last); 8 MiB is what boto3's
-# own transfers use, and the most an upload holds in memory.
-PART_SIZE = 8 * 1024 * 1024
-
-
 class PartWriter:
     """One object written as its bytes arrive (an S3 multipart upload),
     holding at most one part in memory; complete() makes it appear whole,
@@ -181,6 +177,18 @@ class BucketStorage(S3Storage):
         sharing.upload_handlers)."""
         key = self._normalize_name(clean_name(name))
         return PartWriter(self.connection.meta.client, self.bucket_name, key, content_type)
+
+    def partial_object(self, name: str) -> PartialObject:
+        """An object `name` assembled over many requests (a tus upload)."""
+        return PartialObject(self.connection.meta.client, self.bucket_name, self._normalize_name(clean_name(name)))
+
+    def copy(self, source: str, target: str) -> None:
+        """Copy an object within the bucket (server side, in parts past 5 GB)."""
+        bucket = self.bucket_name
+        source_key = self._normalize_name(clean_name(source))
+        self.connection.meta.client.copy(
+            {"Bucket": bucket, "Key": source_key}, bucket, self._normalize_name(clean_name(target))
+        )
 
     def presigned_download(
         self, name: str, *, filename: str, content_type: str, ends_by: datetime, longest: int

@@ -17,11 +17,13 @@ import os
 from functools import partial
 
 from django.core.files import File
+from django.core.files.storage import storages
 
 from sharing.models import StoredFile
-from sharing.models.files import Superseded
+from sharing.models.files import Digests, Superseded, stored_file_path
 from sharing.models.state import locked_now
-from uploads.models import Upload, discard_partial_file, open_q, partial_path, renewed_deadline
+from sharing.upload_handlers import StoredUpload
+from uploads.models import Upload, discard_partial_file, open_q, partial_object, partial_path, renewed_deadline
 from uploads.signals import upload_finished
 from uploads.writing import Lease
 
@@ -81,6 +83,11 @@ def finish(upload: Upload, lease: Lease) -> StoredFile | None:
     finished; None when another request finished it first (or it was
     removed meanwhile). The caller holds `lease`; it is released either way."""
     try:
+        in_bucket = partial_object(upload.pk)
+        if in_bucket is not None:
+            stored = _store_from_bucket(upload, lease, in_bucket)
+            discard_partial_file(upload.pk)
+            return stored
         path = partial_path(upload.pk)
         try:
             with open(path, "r+b") as handle:
@@ -111,6 +118,45 @@ def finish(upload: Upload, lease: Lease) -> StoredFile | None:
         raise
     discard_partial_file(upload.pk)
     return stored
+
+
+def _store_from_bucket(upload: Upload, lease: Lease, in_bucket) -> StoredFile:
+    """finish() for a bucket: join the parts into one object, copy it (in
+    the bucket) under a new file's name, read it once for the digests, and
+    let create_from_upload adopt it. The copy is this finisher's own: one
+    that loses to another finisher deletes only its copy."""
+    storage = storages["default"]
+    try:
+        in_bucket.complete(upload.length)
+    except FileNotFoundError:
+        # Another finisher (whose claim lapsed) completed it first, or it is gone.
+        if not storage.exists(f"uploads/partial/{upload.pk}"):
+            raise BytesMissing from None
+    name = stored_file_path(None, upload.filename)
+    storage.copy(f"uploads/partial/{upload.pk}", name)
+    digests = Digests()
+    with storage.open(name, "rb") as handle:
+        for chunk in handle.chunks(1024 * 1024):
+            lease.keep()
+            digests.update(chunk)
+    if digests.size != upload.length:
+        storage.delete(name)
+        raise BytesMissing
+    content = StoredUpload(
+        name=upload.filename,
+        stored_name=name,
+        size=upload.length,
+        content_type=upload.content_type,
+        charset=None,
+        digests=digests,
+    )
+    return StoredFile.create_from_upload(
+        owner=upload.owner,
+        upload=content,
+        delete_when_unshared=upload.delete_when_unshared,
+        reserved=upload.length,
+        still_wanted=partial(mark_finished, lease),
+    )
 
 
 def mark_finished(lease: Lease, stored: StoredFile) -> bool:

@@ -13,6 +13,7 @@ from functools import partial
 from pathlib import Path
 
 from django.conf import settings
+from django.core.files.storage import storages
 from django.db import models, transaction
 from django.db.models import DateTimeField, F, Q, Value
 from django.db.models.functions import Coalesce, Least
@@ -60,9 +61,24 @@ def partial_path(upload_id: str) -> Path:
     return partial_dir() / upload_id
 
 
+def partial_object(upload_id: str):
+    """In a bucket (a storage with partial_object), where the upload's bytes
+    gather instead of a partial file (sharing.object_partials); None on the
+    local disk."""
+    storage = storages["default"]
+    if not hasattr(storage, "partial_object"):
+        return None
+    return storage.partial_object(f"uploads/partial/{upload_id}")
+
+
 def create_partial_file(upload_id: str) -> None:
     """An empty partial file, readable by the service's user only, in a
-    folder made like the stored files' folders."""
+    folder made like the stored files' folders (or, in a bucket, an
+    unfinished multipart upload)."""
+    in_bucket = partial_object(upload_id)
+    if in_bucket is not None:
+        in_bucket.create()
+        return
     folder = partial_dir()
     mode = settings.FILE_UPLOAD_DIRECTORY_PERMISSIONS or 0o700
     for path in reversed([folder, folder.parent]):
@@ -75,6 +91,10 @@ def create_partial_file(upload_id: str) -> None:
 
 
 def discard_partial_file(upload_id: str) -> None:
+    in_bucket = partial_object(upload_id)
+    if in_bucket is not None:
+        in_bucket.discard()
+        return
     partial_path(upload_id).unlink(missing_ok=True)
 
 

@@ -30,7 +30,15 @@ from django.utils import timezone
 
 from sharing.models.state import locked_now
 from sharing.writeback import Writeback
-from uploads.models import WRITER_LENGTH, Upload, open_q, partial_path, renewed_deadline, unclaimed_q
+from uploads.models import (
+    WRITER_LENGTH,
+    Upload,
+    open_q,
+    partial_object,
+    partial_path,
+    renewed_deadline,
+    unclaimed_q,
+)
 
 WRITE_LEASE = timedelta(seconds=60)
 # How much of the body is in memory at once.
@@ -101,6 +109,9 @@ def receive(stream, lease: Lease, start: int, size: int, checksum) -> Received:
     A client that goes away mid-body leaves what arrived (tus: the server
     keeps it); the caller decides whether to keep it (not when a checksum
     was sent: a partial body cannot be checked)."""
+    in_bucket = partial_object(lease.upload_id)
+    if in_bucket is not None:
+        return _receive_into_bucket(stream, lease, in_bucket.appender(start), start, size, checksum)
     fd = os.open(partial_path(lease.upload_id), os.O_WRONLY)
     position, remaining = start, size
     writeback = Writeback(fd, start)  # so the closing sync has little left to do
@@ -132,6 +143,28 @@ def receive(stream, lease: Lease, start: int, size: int, checksum) -> Received:
     return Received(position - start, remaining == 0, checksum_ok)
 
 
+def _receive_into_bucket(stream, lease: Lease, appender, start: int, size: int, checksum) -> Received:
+    """receive() for a bucket: the body's bytes go into the upload's parts as
+    they arrive (sharing.object_partials), the rest into a new tail if kept."""
+    position, remaining = start, size
+    while remaining:
+        try:
+            piece = stream.read(min(READ_SIZE, remaining))
+        except (UnreadablePostError, OSError):
+            break  # the client went away
+        if not piece:
+            break
+        lease.keep()
+        appender.write(piece)
+        position += len(piece)
+        remaining -= len(piece)
+        if checksum is not None:
+            checksum[1].update(piece)
+    checksum_ok = checksum is None or (remaining == 0 and checksum[1].digest() == checksum[2])
+    appender.close(keep=checksum_ok)
+    return Received(position - start, remaining == 0, checksum_ok)
+
+
 def commit(lease: Lease, start: int, kept: int, length: int) -> bool:
     """Move the offset past the `kept` bytes and let the upload go, or keep
     the claim for the finish when they complete it. False when the claim was
@@ -144,4 +177,8 @@ def commit(lease: Lease, start: int, kept: int, length: int) -> bool:
         changes.update(writer=None, writing_until=None)
     else:
         changes["writing_until"] = now + WRITE_LEASE
-    return bool(lease.mine().filter(offset=start).update(**changes))
+    moved = bool(lease.mine().filter(offset=start).update(**changes))
+    in_bucket = partial_object(lease.upload_id)
+    if moved and kept and in_bucket is not None:
+        in_bucket.drop_tail(start)  # the offset is past it: no request reads it again
+    return moved
