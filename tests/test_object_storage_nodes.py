@@ -1,7 +1,8 @@
 """Two web servers (different ports, no shared disk) and two expiry daemons
 on one PostgreSQL database and one bucket (moto's S3 server): a file
-uploaded through one is downloaded through the other, and an ephemeral
-file's object leaves the bucket within 2 s of its share's deadline."""
+uploaded through one is downloaded through the other, a tus upload's
+chunks go to either, and an ephemeral file's object leaves the bucket
+within 2 s of its share's deadline."""
 
 import hashlib
 import time
@@ -90,3 +91,29 @@ def test_upload_on_one_node_download_on_the_other_and_the_object_goes_at_the_dea
     report(capsys, "ephemeral object left the bucket after its deadline", seconds=round(late, 3))
     assert late < 2
     assert not StoredFile.objects.filter(pk=stored.pk).exists()
+
+
+@pytest.mark.timeout(120)
+def test_a_tus_upload_whose_chunks_alternate_between_the_nodes(two_nodes, bucket_storage, alice):
+    """No node keeps an upload's bytes: each chunk may go to either."""
+    endpoint, bucket = bucket_storage
+    nodes = [f"http://127.0.0.1:{port}" for port in two_nodes]
+    auth = {"Authorization": f"Token {Token.objects.create(user=alice).key}", "Tus-Resumable": "1.0.0"}
+    data = DATA * 6  # 18 MiB: whole parts and a tail
+    chunk = 5 * 1024 * 1024 + 7
+    with httpx.Client(timeout=60) as client:
+        created = client.post(
+            f"{nodes[0]}/api/uploads/", headers={**auth, "Upload-Length": str(len(data)), "Upload-Metadata": ""}
+        )
+        assert created.status_code == 201, created.text
+        path = httpx.URL(created.headers["Location"]).path
+        for n, offset in enumerate(range(0, len(data), chunk)):
+            sent = client.patch(
+                f"{nodes[n % 2]}{path}",
+                headers={**auth, "Upload-Offset": str(offset), "Content-Type": "application/offset+octet-stream"},
+                content=data[offset : offset + chunk],
+            )
+            assert sent.status_code == 204, (n, sent.text)
+        stored = StoredFile.objects.get(owner=alice)
+        assert stored.sha256 == hashlib.sha256(data).hexdigest()
+        assert buckets.keys(endpoint, bucket) == [f"media/{stored.content.name}"]
