@@ -384,6 +384,7 @@ def test_shares_cannot_be_added_or_deleted_in_admin(admin_client, shares):
 # --- files ------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("either_storage")  # the admin is the same on a bucket
 def test_file_changelist_shows_sizes_and_share_counts(admin_client, alice, bob, make_file):
     big = make_file(alice, name="big.bin", data=b"x" * 2048, content_type="application/octet-stream")
     small = make_file(bob, name="small.txt")
@@ -414,6 +415,7 @@ def test_file_search_by_name_owner_and_sha256(admin_client, alice, bob, make_fil
     assert search(notes.sha256[:16]) == {notes.pk}
 
 
+@pytest.mark.usefixtures("either_storage")  # the admin is the same on a bucket
 def test_file_change_page_shows_shares_inline(admin_client, alice, make_file):
     stored = make_file(alice)
     active, ended = make_share(stored, timedelta(days=1)), make_unshared(stored)
@@ -448,6 +450,7 @@ def test_file_change_page_shows_only_the_most_recent_shares_in_few_queries(admin
     )
 
 
+@pytest.mark.usefixtures("either_storage")  # the admin is the same on a bucket
 def test_file_change_page_saves_a_new_name_and_keeps_shares(admin_client, alice, make_file):
     stored = make_file(alice)
     share = make_share(stored, timedelta(days=1))
@@ -476,6 +479,7 @@ def assert_deleted_with_shares(stored, shares_of_file, already_ended):
         assert share.end_reason == Share.EndReason.UNSHARED  # ended before: reason kept
 
 
+@pytest.mark.usefixtures("either_storage")  # the admin is the same on a bucket
 def test_deleting_a_file_in_admin_unshares_its_shares_and_removes_bytes(
     admin_client, alice, make_file, django_capture_on_commit_callbacks
 ):
@@ -502,6 +506,7 @@ def test_deleting_a_file_in_admin_unshares_its_shares_and_removes_bytes(
     assert other.content.storage.exists(other.content.name)
 
 
+@pytest.mark.usefixtures("either_storage")  # the admin is the same on a bucket
 def test_bulk_delete_action_goes_through_delete_with_shares(
     admin_client, alice, bob, make_file, django_capture_on_commit_callbacks
 ):
