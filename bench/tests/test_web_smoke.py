@@ -1,7 +1,7 @@
 """The web benchmark runs end to end at smoke sizes and reports sane figures.
 
 This checks that `python -m bench.web` works (its own database, gunicorn,
-wrk, every scenario, the uploads, JSON written) on the database this pass of
+wrk, every scenario, the uploads, the bucket pass on moto, JSON written) on the database this pass of
 the suite uses, not how fast anything is: targets are judged on full runs
 (docs/benchmarks.md). Also here: the floor view exists only in the
 benchmark's settings, and the target checks read the figures the right way.
@@ -142,12 +142,28 @@ def test_the_same_file_over_tus_stored_verified_then_deleted(run, result):
 
 def test_the_uploads_are_printed_side_by_side(run):
     text = web_report.render(run)
-    (multipart,) = [line for line in text.splitlines() if "POST /api/files/ (multipart)" in line]
-    (tus,) = [line for line in text.splitlines() if "tus /api/uploads/, 3 MiB chunks" in line]
+    on_disk = [line for line in text.splitlines() if "bucket" not in line]  # the bucket pass has its own rows
+    (multipart,) = [line for line in on_disk if "POST /api/files/ (multipart)" in line]
+    (tus,) = [line for line in on_disk if "tus /api/uploads/, 3 MiB chunks" in line]
     assert multipart.split()[-1] == tus.split()[-1] == "yes"  # stored as sent
     names = [t["target"] for t in run["targets"]]
     assert any(name.startswith("8 MiB tus upload (3 MiB chunks) >= 80 % of the multipart") for name in names)
     assert any(name.startswith("8 MiB tus upload stored, worker RSS growth < 32 MB") for name in names)
+
+
+def test_the_bucket_pass_downloaded_and_stored_as_sent(run, result):
+    measured, plan = result["bucket"], run["plan"]
+    assert "error" not in measured, measured.get("error")
+    assert set(measured["cells"]) == {"download_large"}
+    for c, cell in measured["cells"]["download_large"].items():
+        assert cell["failed"] == 0, (c, cell["errors"])
+        assert cell["bytes"] / cell["requests"] >= plan["large_bytes"], (c, cell)
+    for key in ("upload", "tus_upload"):
+        assert measured[key]["verified"] is True, key
+        assert measured[key]["deleted_status"] == 204, key
+    text = web_report.render(run)
+    assert "4 MiB from the bucket (moto, same machine)" in text
+    assert "\nDISK AND BUCKET (" in text
 
 
 def test_ratios_and_targets_are_reported(run):

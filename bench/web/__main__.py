@@ -5,10 +5,11 @@ Run from the repository root with the project's virtualenv, e.g.
     .venv/bin/python -m bench.web --smoke --databases sqlite
     .venv/bin/python -m bench.web --seconds 3 --connections 16 --scenarios floor_view,download_small
     .venv/bin/python -m bench.web --databases sqlite --scenarios download_large,download_zip
+    .venv/bin/python -m bench.web --databases sqlite --scenarios download_large,uploads --storage bucket
     .venv/bin/python -m bench.web --render bench/results/web-latest.json
 Loopback only. Every wrk run lasts --seconds, every wait has a time limit, and
-gunicorn, the PostgreSQL database and the work directory are removed whatever
-happens. Progress goes to stderr, the tables to stdout.
+gunicorn, moto, the PostgreSQL database and the work directory are removed
+whatever happens. Progress goes to stderr, the tables to stdout.
 """
 
 import argparse
@@ -24,11 +25,15 @@ import traceback
 from pathlib import Path
 
 from bench import report as expiry_report
-from bench.web import database, front, load, report, scenarios, server
+from bench.web import bucket, database, front, load, report, scenarios, server
 from bench.web.plan import FULL, SMOKE, Plan
 
 MIB = 1024 * 1024
 CHOICES = (*scenarios.BY_KEY, "uploads")
+STORAGES = ("disk", "bucket")
+# What the bucket pass measures: where the bytes are read or written. The
+# other scenarios never touch a file's bytes, or only small ones.
+BUCKET_CHOICES = ("download_large", "uploads")
 SIZE_HELP = {
     "zip_files": "download_zip: how many files its share holds",
     "zip_file_bytes": "download_zip: bytes of each of its files",
@@ -47,6 +52,13 @@ def scenario_list() -> str:
         + f"\n\n{scenarios.ZIP_KEY} is compared with download_large: its MB/s must be at least "
         f"{report.ZIP_SPEED_SHARE * 100:.0f} % of the single file's (a target line, met or MISSED); "
         "one whole zip is checked untimed first (length = Content-Length, zipfile's testzip())."
+        "\n\nstorage (--storage):\n"
+        "  disk    every chosen scenario, the bytes in MEDIA_ROOT (the default storage)\n"
+        f"  bucket  {' and '.join(BUCKET_CHOICES)} (when chosen) again, on a fresh database, with STORAGE_URL\n"
+        "          naming a bucket on a moto server the benchmark starts and stops itself\n"
+        "          (moto[server], requirements-dev.txt) and seeds as it seeds the disk; moto keeps the objects\n"
+        "          in its own Python process on the same machine, so its MB/s are a floor of our overhead plus\n"
+        "          moto's, not a real bucket's throughput; printed as figures, no target."
     )
 
 
@@ -65,6 +77,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="PostgreSQL server to create the bench database on (env PG_BENCH_URL)",
     )
     parser.add_argument("--scenarios", default=",".join(CHOICES), help=f"comma-separated subset of {CHOICES}")
+    parser.add_argument(
+        "--storage",
+        default=",".join(STORAGES),
+        help=f"comma-separated subset of {STORAGES}: where the files' bytes live (see below)",
+    )
     parser.add_argument("--connections", help="comma-separated concurrencies (default 1,16,64)")
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write every figure to FILE as JSON")
     parser.add_argument("--keep", action="store_true", help="keep the work directory (files, gunicorn logs)")
@@ -74,13 +91,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         if f.name != "connections":
             sizes.add_argument(f"--{f.name.replace('_', '-')}", type=int, metavar="N", help=SIZE_HELP.get(f.name))
     args = parser.parse_args(argv)
-    for name, known in (("databases", report.DATABASES), ("scenarios", CHOICES)):
+    for name, known in (("databases", report.DATABASES), ("scenarios", CHOICES), ("storage", STORAGES)):
         unknown = set(getattr(args, name).split(",")) - set(known)
         if unknown:
             parser.error(f"unknown {name}: {', '.join(sorted(unknown))}")
     if args.zip_files is not None and args.zip_files < 1:
         parser.error("--zip-files must be at least 1")
     return args
+
+
+def storages(args: argparse.Namespace) -> tuple[bool, list[str]]:
+    """Whether the disk pass runs, and the scenarios of the bucket pass (none: no bucket pass)."""
+    chosen, where = args.scenarios.split(","), args.storage.split(",")
+    on_bucket = [key for key in BUCKET_CHOICES if key in chosen] if "bucket" in where else []
+    return "disk" in where, on_bucket
 
 
 def make_plan(args: argparse.Namespace) -> Plan:
@@ -170,6 +194,38 @@ def run_behind_nginx(
             return scenarios.run_pass(proxied, ctx, wrk, script, keys, say, behind_nginx=True)
 
 
+def run_bucket(vendor: str, args, plan: Plan, workdir: Path, files, static_root, wrk, script, keys, say) -> dict:
+    """`keys` again with the files' bytes in a bucket: a fresh database of
+    the same vendor, seeded as the disk's (without the zip's files), and a
+    gunicorn whose STORAGE_URL names a bucket on a moto server of our own."""
+    moto = bucket.find_moto()
+    if moto is None:
+        return {"error": "moto_server is not installed (moto[server] is in requirements-dev.txt: make install-dev)"}
+    opened = database.sqlite_database(workdir) if vendor == "sqlite" else database.postgres_database(args.pg_url)
+    with opened as db, bucket.moto_bucket(moto, workdir / f"moto-{vendor}.log") as store:
+        env = database.app_env(
+            db,
+            static_root=static_root,
+            media_root=workdir / f"media-bucket-{vendor}",
+            upload_limit=plan.upload_limit_bytes,
+        )
+        env.update(store.env())
+        say(f"{vendor} {db.version}, bucket on moto {bucket.moto_version()} ({store.endpoint}): migrate and seed")
+        database.migrate(env)
+        seeded = database.seed(env, files, plan.list_shares)
+        say(f"{vendor}, bucket: gunicorn {plan.workers} workers x {plan.threads} threads")
+        log = workdir / f"gunicorn-bucket-{vendor}.log"
+        with server.gunicorn(
+            env, log, workers=plan.workers, threads=plan.threads, probe_path=scenarios.FLOOR_VIEW
+        ) as web:
+            result = scenarios.run_pass(web, scenarios.Context(plan, seeded), wrk, script, keys, say)
+        return {"version": db.version, "moto": bucket.moto_version(), "startup_s": web.ready_s, **result}
+
+
+def failure(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {str(exc).strip()[:300]}"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.render:
@@ -192,14 +248,27 @@ def main(argv: list[str] | None = None) -> int:
         say(f"work directory {workdir}")
         files, static_root, zip_parts = make_files(workdir, plan)
         script = load.write_script(workdir)
+        on_disk, on_bucket = storages(args)
         for vendor in args.databases.split(","):
-            try:
-                databases[vendor] = run_database(
-                    vendor, args, plan, workdir, files, static_root, zip_parts, wrk, script, say
-                )
-            except Exception as exc:  # one database failing must not lose the other's figures
-                traceback.print_exc()
-                databases[vendor] = {"error": f"{type(exc).__name__}: {str(exc).strip()[:300]}"}
+            # One pass failing must not lose the other passes' figures.
+            measured: dict = {}
+            if on_disk:
+                try:
+                    measured = run_database(
+                        vendor, args, plan, workdir, files, static_root, zip_parts, wrk, script, say
+                    )
+                except Exception as exc:
+                    traceback.print_exc()
+                    measured = {"error": failure(exc)}
+            if on_bucket:
+                try:
+                    measured["bucket"] = run_bucket(
+                        vendor, args, plan, workdir, files, static_root, wrk, script, on_bucket, say
+                    )
+                except Exception as exc:
+                    traceback.print_exc()
+                    measured["bucket"] = {"error": failure(exc)}
+            databases[vendor] = measured
     finally:
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)

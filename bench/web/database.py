@@ -24,7 +24,16 @@ from bench.db import REPO_ROOT
 
 DEFAULT_PG_URL = "postgres://postgres@127.0.0.1:5432/postgres"
 # Variables of the developer's shell that would point the app elsewhere.
-DROPPED_ENV = {"DATABASE_URL", "SQLITE_PATH", "STATIC_ROOT", "MEDIA_ROOT", "DJANGO_SETTINGS_MODULE", "DEBUG"}
+# (STORAGE_URL: the bucket pass sets its own, the disk pass none.)
+DROPPED_ENV = {
+    "DATABASE_URL",
+    "SQLITE_PATH",
+    "STATIC_ROOT",
+    "MEDIA_ROOT",
+    "STORAGE_URL",
+    "DJANGO_SETTINGS_MODULE",
+    "DEBUG",
+}
 
 
 @dataclass(frozen=True)

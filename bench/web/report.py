@@ -188,22 +188,42 @@ def _cell_row(name: str, cell: dict) -> list[str]:
     ]
 
 
-def _database_part(db: str, result: dict, plan: Plan) -> str:
-    title = f"{DATABASES[db].upper()} {result.get('version', '')}".strip()
-    if "error" in result:
-        return f"{title}: not measured: {result['error']}"
-    headers = ["scenario", "conns", "req/s", "p50 ms", "p99 ms", "MB/s", "failed", "peak RSS MB/worker", "growth MB"]
+CELL_HEADERS = ["scenario", "conns", "req/s", "p50 ms", "p99 ms", "MB/s", "failed", "peak RSS MB/worker", "growth MB"]
+ON_BUCKET = "from the bucket (moto, same machine)"  # every bucket row says where its bytes were
+
+
+def _cells_table(result: dict, plan: Plan, suffix: str = "") -> str:
     rows = []
     for s in SCENARIOS:
         for c in plan.connections:
             cell = result["cells"].get(s.key, {}).get(str(c))
             if cell is not None:
-                rows.append(_cell_row(label(s, plan), {"connections": c, **cell}))
-    rows = [r + [""] * (len(headers) - len(r)) for r in rows]
+                name = label(s, plan) + (f" {suffix}" if suffix else "")
+                rows.append(_cell_row(name, {"connections": c, **cell}))
+    rows = [r + [""] * (len(CELL_HEADERS) - len(r)) for r in rows]
+    return table(CELL_HEADERS, rows)
+
+
+def _database_part(db: str, result: dict, plan: Plan) -> str:
+    version = result.get("version") or (result.get("bucket") or {}).get("version", "")
+    title = f"{DATABASES[db].upper()} {version}".strip()
+    lines = []
+    if "error" in result:
+        lines.append(f"{title}: not measured: {result['error']}")
+    elif "cells" in result:
+        lines += _disk_part(title, result, plan)
+    else:
+        lines.append(f"{title}: the disk not measured (--storage)")
+    if "bucket" in result:
+        lines.append(_bucket_part(result["bucket"], plan))
+    return "\n".join(lines)
+
+
+def _disk_part(title: str, result: dict, plan: Plan) -> list[str]:
     lines = [
         f"{title}: gunicorn ready in {fmt(result.get('startup_s'), 2)} s; MB = 10^6 bytes read (headers "
         "included); growth = the largest rise of a worker's peak RSS over the cell",
-        table(headers, rows),
+        _cells_table(result, plan),
     ]
     for key, note in result.get("not_built", {}).items():
         lines.append(f"  not built yet: {label(BY_KEY[key], plan)} ({note})")
@@ -217,6 +237,21 @@ def _database_part(db: str, result: dict, plan: Plan) -> str:
         lines.append(
             f"  over the limit: {human_bytes(probe.get('declared_bytes', 0))} declared, no body sent: {answer}"
         )
+    return lines
+
+
+def _bucket_part(result: dict, plan: Plan) -> str:
+    """The bucket pass: the same rows, their bytes in moto's memory."""
+    if "error" in result:
+        return f"  in a bucket: not measured: {result['error']}"
+    lines = [
+        f"  in a bucket (STORAGE_URL on moto {result.get('moto', '?')}, an in-memory Python S3 server on this "
+        f"machine; its own database, seeded the same way): gunicorn ready in {fmt(result.get('startup_s'), 2)} s; "
+        "figures only, no target",
+        "\n".join("  " + line for line in _cells_table(result, plan, ON_BUCKET).splitlines()),
+    ]
+    if result.get("upload") or result.get("tus_upload"):
+        lines.append(_uploads_table(result, plan, "into the bucket (moto, same machine)"))
     return "\n".join(lines)
 
 
@@ -231,7 +266,7 @@ def _zip_check_text(check: dict) -> str:
     )
 
 
-def _uploads_table(result: dict, plan: Plan) -> str:
+def _uploads_table(result: dict, plan: Plan, suffix: str = "") -> str:
     """The multipart and tus uploads of the same file, one row each."""
     headers = ["upload", "status", "requests", "seconds", "last answer s", "MB/s", "growth MB", "stored as sent"]
     rows = []
@@ -239,6 +274,7 @@ def _uploads_table(result: dict, plan: Plan) -> str:
         ("upload", "POST /api/files/ (multipart)"),
         ("tus_upload", f"tus /api/uploads/, {human_bytes(plan.tus_chunk_bytes)} chunks"),
     ):
+        name += f" {suffix}" if suffix else ""
         up = result.get(key)
         if up is None:
             continue
@@ -265,6 +301,43 @@ def _uploads_table(result: dict, plan: Plan) -> str:
         "the file; growth = the largest rise of a worker's peak RSS; stored as sent: size and SHA-256 from the API)"
     )
     return title + "\n" + "\n".join("  " + line for line in table(headers, rows).splitlines())
+
+
+def storage_figures(result: dict, plan: Plan) -> dict[str, float | None]:
+    """The MB/s compared between the disk and the bucket, by row name: None
+    when not measured, failed, or not stored as sent."""
+    large, sent = human_bytes(plan.large_bytes), human_bytes(plan.upload_bytes)
+    out: dict[str, float | None] = {}
+    for c in plan.connections:
+        cell = (result.get("cells") or {}).get("download_large", {}).get(str(c))
+        ok = cell is not None and "error" not in cell and cell["failed"] == 0
+        out[f"{large} download @{c}"] = cell["mb_per_s"] if ok else None
+    for key, name in (("upload", "multipart"), ("tus_upload", f"tus, {human_bytes(plan.tus_chunk_bytes)} chunks")):
+        up = result.get(key) or {}
+        out[f"{sent} upload, {name}"] = up.get("mb_per_s") if up.get("verified") else None
+    return out
+
+
+def _storage_table(databases: dict, dbs: list[str], plan: Plan) -> str:
+    headers = ["MB/s"]
+    for db in dbs:
+        headers += [f"{DATABASES[db]} disk", f"{DATABASES[db]} bucket", "bucket / disk"]
+    names = list(storage_figures({}, plan))
+    columns = []
+    for db in dbs:
+        disk, in_bucket = storage_figures(databases[db], plan), storage_figures(databases[db]["bucket"], plan)
+        columns.append((disk, in_bucket))
+    rows = []
+    for name in names:
+        row = [name]
+        for disk, in_bucket in columns:
+            share = in_bucket[name] / disk[name] if disk[name] and in_bucket[name] is not None else None
+            row += [fmt(disk[name], 1), fmt(in_bucket[name], 1), _pct(share)]
+        rows.append(row)
+    return (
+        "DISK AND BUCKET (the same rows; the bucket is moto, an in-memory Python S3 server on this machine: "
+        "a floor of our overhead plus moto's, not a real bucket's throughput)\n" + table(headers, rows)
+    )
 
 
 def render(report: dict) -> str:
@@ -313,6 +386,10 @@ def render(report: dict) -> str:
         parts.append(
             "ZIP TO SINGLE FILE (same database, same concurrency)\n" + table(headers, [row + list(map(_pct, values))])
         )
+
+    bucket_dbs = [db for db in DATABASES if "cells" in (databases.get(db, {}).get("bucket") or {})]
+    if bucket_dbs:
+        parts.append(_storage_table(databases, bucket_dbs, plan))
 
     target_rows = [
         [

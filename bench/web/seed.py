@@ -4,7 +4,8 @@
         [--zip-file /path/zip-01.bin --zip-file ...]
 
 Creates, directly through the models (no HTTP):
-- bench-reader, owner of one file per --file (hard-linked into MEDIA_ROOT)
+- bench-reader, owner of one file per --file (hard-linked into MEDIA_ROOT,
+  or saved into the bucket through the app's storage when STORAGE_URL names one)
   with one share each, the hot links of the download scenarios, a link of
   the first file with a download limit no run reaches, and enough
   more shares for a full page of GET /api/shares/;
@@ -39,17 +40,26 @@ def main(argv: list[str] | None = None) -> int:
 
     from django.conf import settings
     from django.contrib.auth import get_user_model
+    from django.core.files import File
+    from django.core.files.storage import default_storage
     from django.utils import timezone
     from rest_framework.authtoken.models import Token
 
     from sharing.models import Share, StoredFile
     from sharing.models.files import Digests
 
-    def stored(owner, key: str, source: Path) -> StoredFile:
-        name = f"files/bench/{owner.username}-{key}"
+    def put(name: str, source: Path) -> str:
+        if settings.STORAGE_URL:
+            # A bucket: through the app's own storage, as an upload's bytes end up.
+            with open(source, "rb") as f:
+                return default_storage.save(name, File(f))
         target = Path(settings.MEDIA_ROOT) / name
         target.parent.mkdir(parents=True, exist_ok=True)
         os.link(source, target)  # the same bytes (and page cache) as the static twin
+        return name
+
+    def stored(owner, key: str, source: Path) -> StoredFile:
+        name = put(f"files/bench/{owner.username}-{key}", source)
         digests = Digests()
         with open(source, "rb") as f:
             while chunk := f.read(1024 * 1024):
