@@ -103,35 +103,56 @@ class Received:
         self.checksum_ok = checksum_ok
 
 
+class Body:
+    """A request body read in pieces of at most READ_SIZE, up to `size`
+    bytes: the claim renewed before each piece is written, the checksum
+    fed as they pass, what was read counted."""
+
+    def __init__(self, stream, lease: Lease, size: int, checksum):
+        self.stream, self.lease, self.checksum = stream, lease, checksum
+        self.remaining = size
+
+    def __iter__(self):
+        while self.remaining:
+            try:
+                piece = self.stream.read(min(READ_SIZE, self.remaining))
+            except (UnreadablePostError, OSError):
+                return  # the client went away
+            if not piece:
+                return
+            self.lease.keep()
+            self.remaining -= len(piece)
+            if self.checksum is not None:
+                self.checksum[1].update(piece)
+            yield piece
+
+    def received(self, written: int) -> Received:
+        """What came, once the pieces are written: `written` bytes."""
+        whole = self.remaining == 0
+        checksum_ok = self.checksum is None or (whole and self.checksum[1].digest() == self.checksum[2])
+        return Received(written, whole, checksum_ok)
+
+
 def receive(stream, lease: Lease, start: int, size: int, checksum) -> Received:
     """Write up to `size` bytes of `stream` at `start` in the partial file.
 
     A client that goes away mid-body leaves what arrived (tus: the server
     keeps it); the caller decides whether to keep it (not when a checksum
     was sent: a partial body cannot be checked)."""
+    body = Body(stream, lease, size, checksum)
     in_bucket = partial_object(lease.upload_id)
     if in_bucket is not None:
-        return _receive_into_bucket(stream, lease, in_bucket.appender(start), start, size, checksum)
+        return _receive_into_bucket(body, in_bucket.appender(start))
     fd = os.open(partial_path(lease.upload_id), os.O_WRONLY)
-    position, remaining = start, size
+    position = start
     writeback = Writeback(fd, start)  # so the closing sync has little left to do
     try:
-        while remaining:
-            try:
-                piece = stream.read(min(READ_SIZE, remaining))
-            except (UnreadablePostError, OSError):
-                break  # the client went away
-            if not piece:
-                break
-            lease.keep()
+        for piece in body:
             view = memoryview(piece)
             while view:
                 done = os.pwrite(fd, view, position)
                 position += done
                 view = view[done:]
-            remaining -= len(piece)
-            if checksum is not None:
-                checksum[1].update(piece)
             if writeback.due(position):
                 writeback.hand_over(position)
         # The offset is about to say these bytes are stored: make it true
@@ -139,30 +160,19 @@ def receive(stream, lease: Lease, start: int, size: int, checksum) -> Received:
         os.fdatasync(fd)
     finally:
         os.close(fd)
-    checksum_ok = checksum is None or (remaining == 0 and checksum[1].digest() == checksum[2])
-    return Received(position - start, remaining == 0, checksum_ok)
+    return body.received(position - start)
 
 
-def _receive_into_bucket(stream, lease: Lease, appender, start: int, size: int, checksum) -> Received:
+def _receive_into_bucket(body: Body, appender) -> Received:
     """receive() for a bucket: the body's bytes go into the upload's parts as
     they arrive (sharing.object_partials), the rest into a new tail if kept."""
-    position, remaining = start, size
-    while remaining:
-        try:
-            piece = stream.read(min(READ_SIZE, remaining))
-        except (UnreadablePostError, OSError):
-            break  # the client went away
-        if not piece:
-            break
-        lease.keep()
+    written = 0
+    for piece in body:
         appender.write(piece)
-        position += len(piece)
-        remaining -= len(piece)
-        if checksum is not None:
-            checksum[1].update(piece)
-    checksum_ok = checksum is None or (remaining == 0 and checksum[1].digest() == checksum[2])
-    appender.close(keep=checksum_ok)
-    return Received(position - start, remaining == 0, checksum_ok)
+        written += len(piece)
+    received = body.received(written)
+    appender.close(keep=received.checksum_ok)
+    return received
 
 
 def commit(lease: Lease, start: int, kept: int, length: int) -> bool:
