@@ -104,9 +104,11 @@ bench: install-dev
 	mkdir -p bench/results
 	$(PY) -m bench --json bench/results/latest.json
 
-# The web benchmark (about 10 minutes; see docs/benchmarks.md): gunicorn as
-# `make run` starts it, driven by wrk on loopback, on SQLite and PostgreSQL.
-bench-web: install install-wrk
+# The web benchmark (about 15 minutes; see docs/benchmarks.md): gunicorn as
+# `make run` starts it, driven by wrk on loopback, on SQLite and PostgreSQL,
+# with file bytes on the disk and then in a bucket (moto's S3 server, from
+# the development requirements).
+bench-web: install-dev install-wrk
 	mkdir -p bench/results
 	$(PY) -m bench.web --workers $(WEB_WORKERS) --threads $(WEB_THREADS) --json bench/results/web-latest.json
 

@@ -21,6 +21,7 @@ import io
 from datetime import UTC, datetime, timedelta
 from urllib.parse import parse_qs, urlsplit
 
+from boto3.s3.transfer import TransferConfig
 from botocore.config import Config
 from botocore.exceptions import ClientError
 from django.core.files import File
@@ -31,6 +32,8 @@ from sharing.disposition import attachment
 from sharing.object_partials import PART_SIZE, PartialObject
 
 _MISSING = ("NoSuchKey", "404", "NotFound")
+# The largest object one CopyObject request copies (S3's limit).
+SINGLE_COPY_LIMIT = 5 * 1024**3
 
 
 class ObjectReader(io.RawIOBase):
@@ -183,11 +186,16 @@ class BucketStorage(S3Storage):
         return PartialObject(self.connection.meta.client, self.bucket_name, self._normalize_name(clean_name(name)))
 
     def copy(self, source: str, target: str) -> None:
-        """Copy an object within the bucket (server side, in parts past 5 GB)."""
+        """Copy an object within the bucket, server side: one CopyObject up
+        to S3's 5 GB limit for it (boto3 would copy part by part past 8 MB,
+        many requests where one does), in parts past it."""
         bucket = self.bucket_name
         source_key = self._normalize_name(clean_name(source))
         self.connection.meta.client.copy(
-            {"Bucket": bucket, "Key": source_key}, bucket, self._normalize_name(clean_name(target))
+            {"Bucket": bucket, "Key": source_key},
+            bucket,
+            self._normalize_name(clean_name(target)),
+            Config=TransferConfig(multipart_threshold=SINGLE_COPY_LIMIT),
         )
 
     def presigned_download(
