@@ -28,7 +28,7 @@ from links.preconditions import precondition_status
 from links.ranges import ByteRange, Unsatisfiable, requested_range
 from links.streams import BLOCK_SIZE, ArchiveStream, RangeReader
 from sharing.disposition import attachment, inline_disposition
-from sharing.models import Share
+from sharing.models import Reservation, Share
 
 logger = logging.getLogger(__name__)
 
@@ -64,10 +64,12 @@ def serve(request, share: Share, payload, *, inline: bool = False) -> HttpRespon
         response["Content-Disposition"] = disposition
         return _file_headers(response, payload, byte_range, end - first)
 
+    reservation = None
     if offloadable(share, payload, inline=inline, byte_range=byte_range):
-        response = offload(request, share, payload)
-        if response is not _STREAM_IT:
-            return response
+        outcome = offload(request, share, payload)
+        if not isinstance(outcome, Reservation):
+            return outcome
+        reservation = outcome  # allowed and counted, but sent from here after all
 
     # An ephemeral file may lose its bytes the moment its link ends: only a
     # handle opened (and a bucket's GET started) before the reservation can
@@ -80,7 +82,8 @@ def serve(request, share: Share, payload, *, inline: bool = False) -> HttpRespon
         body = None
     delivery = Delivery.of(request)  # before any byte of this response is written
     try:
-        reservation = share.reserve_bytes(first=first, end=end, visitor=visitor(request), sending=payload.sending)
+        if reservation is None:
+            reservation = share.reserve_bytes(first=first, end=end, visitor=visitor(request), sending=payload.sending)
     except BaseException:
         if body is not None:
             body.close()
@@ -120,13 +123,10 @@ def offloadable(share: Share, payload, *, inline: bool, byte_range: ByteRange | 
     )
 
 
-# offload() found too little time left to sign a URL for: stream instead.
-_STREAM_IT = object()
-
-
-def offload(request, share: Share, payload: FilePayload):
+def offload(request, share: Share, payload: FilePayload) -> HttpResponse | Reservation | None:
     """Allow a whole-file download of a link without a limit, then hand the
-    sending to the front server or the bucket.
+    sending to the front server or the bucket; None when the link may not
+    send it, or the Reservation when it is to be streamed after all.
 
     The checks (expiry, password) and the count are made here, as for a
     streamed download; the front server or bucket only sends bytes. Should
@@ -136,29 +136,29 @@ def offload(request, share: Share, payload: FilePayload):
     """
     stored = payload.stored
     payload.check_present()
-    url = None
+    reservation = share.reserve_bytes(first=0, end=stored.size, visitor=visitor(request), sending=payload.sending)
+    if reservation is None:
+        return None
     if settings.DOWNLOAD_OFFLOAD == "presigned":
-        # Signed before the count, bound by the deadline: a URL that would
-        # lapse within the second is not worth a redirect.
+        # Bound by the deadline as it stands now this download is counted
+        # (a link shortened while the request waited included).
+        ends_by = type(share).objects.filter(pk=share.pk).values_list("expires_at", flat=True).first()
         url = stored.content.storage.presigned_download(
             stored.content.name,
             filename=stored.name,
             content_type=stored.content_type,
-            ends_by=share.expires_at,
+            ends_by=ends_by or share.expires_at,
             longest=settings.DOWNLOAD_PRESIGNED_SECONDS,
         )
         if url is None:
-            return _STREAM_IT
-    reservation = share.reserve_bytes(first=0, end=stored.size, visitor=visitor(request), sending=payload.sending)
-    if reservation is None:
-        return None
-    reservation.settle(reservation.end)
-    if url is not None:
+            return reservation  # the deadline falls within the signing second: stream
+        reservation.settle(reservation.end)
         response = HttpResponse(status=302)
         response["Location"] = url
         response["Cache-Control"] = "no-store"
         response["Referrer-Policy"] = "no-referrer"
         return response
+    reservation.settle(reservation.end)
     response = HttpResponse(status=200, content_type=stored.content_type)
     response["Content-Disposition"] = attachment(stored.name)
     if settings.DOWNLOAD_OFFLOAD == "x-accel-redirect":

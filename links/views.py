@@ -29,6 +29,7 @@ from links.tickets import give_unlock, is_unlocked
 from ratelimit.limits import CountersUnavailable
 from sharing.models import Share
 from sharing.models.lookup import share_by_token
+from sharing.storage import StorageUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +40,7 @@ def find(token: str) -> Share | None:
 
 def guarded(view):
     """Rate-limit per client address; a database too busy to answer (or
-    rate counters out of reach) is a 503 with Retry-After, never a 500;
+    rate counters or the file store out of reach) is a 503 with Retry-After, never a 500;
     tokens appear in logs shortened."""
 
     def wrapped(request, token: str, **kwargs):
@@ -48,8 +49,8 @@ def guarded(view):
             if not allowed:
                 return answer(request, "rate_limited", retry_after=retry_after)
             response = view(request, token, **kwargs)
-        except (DatabaseError, CountersUnavailable):
-            logger.exception("Public link %s… could not reach the database or the rate counters", token[:6])
+        except (DatabaseError, CountersUnavailable, StorageUnavailable):
+            logger.exception("Public link %s… could not reach the database, the rate counters or the files", token[:6])
             return answer(request, "busy", retry_after=1)
         response["Vary"] = "Accept"
         return response

@@ -1,4 +1,5 @@
-"""Refuse a request body over the upload limit before anything reads it.
+"""Refuse a request body over the upload limit before anything reads it;
+answer a file store out of reach with a 503, on every page.
 
 DRF's CSRF check for session users reads request.POST, which spools a whole
 multipart body to disk first: the view's own size check would come after a
@@ -9,6 +10,7 @@ from django.conf import settings
 from django.http import HttpResponse, JsonResponse
 
 from sharing.models.files import too_large_message
+from sharing.storage import StorageUnavailable
 
 # Room for the multipart boundaries and part headers around the file itself.
 MULTIPART_OVERHEAD_BYTES = 64 * 1024
@@ -32,4 +34,24 @@ class UploadLimitMiddleware:
             response = HttpResponse(f"{too_large_message()}\n", status=413, content_type="text/plain; charset=utf-8")
         # The body was not read: the connection cannot carry another request.
         response["Connection"] = "close"
+        return response
+
+
+class StorageUnavailableMiddleware:
+    """A page that needed the file store while it was out of reach (a
+    bucket's endpoint down) is a 503 with Retry-After, never a 500. The API
+    and public links say so in their own shapes before this is reached."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if not isinstance(exception, StorageUnavailable):
+            return None
+        text = "The file store cannot be reached just now; try again in a moment.\n"
+        response = HttpResponse(text, status=503, content_type="text/plain; charset=utf-8")
+        response["Retry-After"] = "1"
         return response

@@ -63,6 +63,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, so it sees a view's exception first: the file store out of reach.
+    "microcloud.middleware.StorageUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "microcloud.urls"

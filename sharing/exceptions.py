@@ -1,9 +1,15 @@
 """Turn the model layer's errors into clear 4xx API responses."""
 
+import logging
+
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers, status
 from rest_framework.exceptions import APIException
 from rest_framework.views import exception_handler
+
+from sharing.storage import StorageUnavailable
+
+logger = logging.getLogger(__name__)
 
 
 class PayloadTooLarge(APIException):
@@ -18,6 +24,12 @@ class Conflict(APIException):
     default_code = "conflict"
 
 
+class FilesUnavailable(APIException):
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_detail = "The file store cannot be reached just now; try again in a moment."
+    default_code = "files_unavailable"
+
+
 class Gone(APIException):
     status_code = status.HTTP_410_GONE
     default_detail = "The resource is no longer available."
@@ -28,4 +40,9 @@ def api_exception_handler(exc, context):
     if isinstance(exc, DjangoValidationError):
         detail = exc.message_dict if hasattr(exc, "error_dict") else {"detail": exc.messages}
         exc = serializers.ValidationError(detail)
+    if isinstance(exc, StorageUnavailable):
+        logger.warning("The file store is out of reach: %s", exc)
+        response = exception_handler(FilesUnavailable(), context)
+        response["Retry-After"] = "1"
+        return response
     return exception_handler(exc, context)

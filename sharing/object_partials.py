@@ -15,6 +15,8 @@ joins the parts into the object KEY.
 
 from botocore.exceptions import ClientError
 
+from sharing.object_errors import reachable
+
 # S3 wants parts of at least 5 MiB (but the last); 8 MiB is what boto3's own
 # transfers use, and the most an upload holds in memory.
 PART_SIZE = 8 * 1024 * 1024
@@ -31,9 +33,11 @@ class PartialObject:
     def tail_key(self, end: int) -> str:
         return f"{self.key}.tail-{end}"
 
+    @reachable
     def create(self) -> None:
         self.client.create_multipart_upload(Bucket=self.bucket, Key=self.key)
 
+    @reachable
     def upload_id(self) -> str:
         """The multipart upload's id (FileNotFoundError when there is none:
         discarded, or completed)."""
@@ -43,6 +47,7 @@ class PartialObject:
                 return upload["UploadId"]
         raise FileNotFoundError(f"No unfinished upload {self.key} in bucket {self.bucket}")
 
+    @reachable
     def read_tail(self, end: int) -> bytes:
         if end % PART_SIZE == 0:
             return b""
@@ -56,11 +61,13 @@ class PartialObject:
     def appender(self, start: int) -> "Appender":
         return Appender(self, start)
 
+    @reachable
     def drop_tail(self, end: int) -> None:
         """Delete the tail that ends at `end` (the offset moved past it)."""
         if end % PART_SIZE:
             self.client.delete_object(Bucket=self.bucket, Key=self.tail_key(end))
 
+    @reachable
     def complete(self, length: int) -> None:
         """Make KEY the object of `length` bytes the parts and tail hold."""
         upload_id = self.upload_id()
@@ -83,9 +90,11 @@ class PartialObject:
             Bucket=self.bucket, Key=self.key, UploadId=upload_id, MultipartUpload={"Parts": parts}
         )
 
+    @reachable
     def _send(self, upload_id: str, number: int, data: bytes) -> None:
         self.client.upload_part(Bucket=self.bucket, Key=self.key, UploadId=upload_id, PartNumber=number, Body=data)
 
+    @reachable
     def discard(self) -> None:
         """Leave nothing: the unfinished upload, its tails, a completed KEY."""
         listed = self.client.list_multipart_uploads(Bucket=self.bucket, Prefix=self.key)
@@ -115,6 +124,7 @@ class Appender:
             self.base += PART_SIZE
             del self.buffer[:PART_SIZE]
 
+    @reachable
     def close(self, *, keep: bool) -> None:
         """Leave the tail for the next request, if this one's bytes are kept."""
         if keep and self.buffer:

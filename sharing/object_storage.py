@@ -23,15 +23,18 @@ from urllib.parse import parse_qs, urlsplit
 
 from boto3.s3.transfer import TransferConfig
 from botocore.config import Config
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 from django.core.files import File
 from storages.backends.s3 import S3Storage
 from storages.utils import clean_name
 
 from sharing.disposition import attachment
+from sharing.object_errors import out_of_reach, reachable
 from sharing.object_partials import PART_SIZE, PartialObject
+from sharing.storage import StorageUnavailable
 
 _MISSING = ("NoSuchKey", "404", "NotFound")
+
 # The largest object one CopyObject request copies (S3's limit).
 SINGLE_COPY_LIMIT = 5 * 1024**3
 
@@ -58,7 +61,9 @@ class ObjectReader(io.RawIOBase):
             request["Range"] = f"bytes={self._position}-"
         try:
             answer = self._client.get_object(**request)
-        except ClientError as error:
+        except (BotoCoreError, ClientError) as error:
+            if out_of_reach(error):
+                raise StorageUnavailable(f"the bucket is out of reach: {error}") from error
             code = error.response.get("Error", {}).get("Code", "")
             if code in _MISSING:
                 raise FileNotFoundError(f"No object {self._key} in bucket {self._bucket}") from None
@@ -121,6 +126,7 @@ class PartWriter:
     abort() leaves nothing (a bucket's lifecycle rule cleans up after a
     process that died in between: docs/deployment.md)."""
 
+    @reachable
     def __init__(self, client, bucket: str, key: str, content_type: str):
         self._client, self._bucket, self._key = client, bucket, key
         started = client.create_multipart_upload(
@@ -130,6 +136,7 @@ class PartWriter:
         self._parts: list[dict] = []
         self._buffer = bytearray()
 
+    @reachable
     def write(self, data: bytes) -> None:
         self._buffer += data
         while len(self._buffer) >= PART_SIZE:
@@ -143,6 +150,7 @@ class PartWriter:
         )
         self._parts.append({"ETag": sent["ETag"], "PartNumber": number})
 
+    @reachable
     def complete(self) -> None:
         if self._buffer or not self._parts:
             self._send(bytes(self._buffer))
@@ -151,6 +159,7 @@ class PartWriter:
             Bucket=self._bucket, Key=self._key, UploadId=self._upload_id, MultipartUpload={"Parts": self._parts}
         )
 
+    @reachable
     def abort(self) -> None:
         self._buffer.clear()
         self._client.abort_multipart_upload(Bucket=self._bucket, Key=self._key, UploadId=self._upload_id)
@@ -167,7 +176,21 @@ class BucketStorage(S3Storage):
         options.setdefault("signature_version", "s3v4")
         super().__init__(**options)
         if self.client_config is None:
-            self.client_config = Config(signature_version="s3v4")
+            # A bucket out of reach must fail a request in seconds (a 503),
+            # not hold it for botocore's 60 s connect timeout and retries.
+            self.client_config = Config(
+                signature_version="s3v4",
+                connect_timeout=5,
+                read_timeout=60,
+                retries={"mode": "standard", "max_attempts": 3},
+            )
+
+    # Every operation a request makes: out of reach is StorageUnavailable.
+    exists = reachable(S3Storage.exists)
+    delete = reachable(S3Storage.delete)
+    _save = reachable(S3Storage._save)
+    size = reachable(S3Storage.size)
+    listdir = reachable(S3Storage.listdir)
 
     def _open(self, name, mode="rb"):
         if mode != "rb":
@@ -175,6 +198,7 @@ class BucketStorage(S3Storage):
         key = self._normalize_name(clean_name(name))
         return File(ObjectReader(self.connection.meta.client, self.bucket_name, key), name=name)
 
+    @reachable
     def part_writer(self, name: str, content_type: str) -> PartWriter:
         """Write `name` as its bytes arrive (uploads stream into the bucket:
         sharing.upload_handlers)."""
@@ -185,6 +209,7 @@ class BucketStorage(S3Storage):
         """An object `name` assembled over many requests (a tus upload)."""
         return PartialObject(self.connection.meta.client, self.bucket_name, self._normalize_name(clean_name(name)))
 
+    @reachable
     def copy(self, source: str, target: str) -> None:
         """Copy an object within the bucket, server side: one CopyObject up
         to S3's 5 GB limit for it (boto3 would copy part by part past 8 MB,
@@ -198,6 +223,7 @@ class BucketStorage(S3Storage):
             Config=TransferConfig(multipart_threshold=SINGLE_COPY_LIMIT),
         )
 
+    @reachable
     def presigned_download(
         self, name: str, *, filename: str, content_type: str, ends_by: datetime, longest: int
     ) -> str | None:

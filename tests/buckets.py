@@ -16,6 +16,7 @@ import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import boto3
 from botocore.config import Config
@@ -106,3 +107,8 @@ def fetch(url: str) -> Fetched:
     """GET `url` as a browser following a redirect would (no credentials)."""
     with urllib.request.urlopen(url, timeout=30) as answer:
         return Fetched(answer.status, dict(answer.headers), answer.read())
+
+
+def endpoint_of(url: str) -> str:
+    """The endpoint a storage_url() names."""
+    return parse_qs(urlsplit(url).query)["endpoint"][0]

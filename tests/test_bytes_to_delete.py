@@ -324,7 +324,7 @@ def test_a_bucket_out_of_reach_keeps_the_record_until_it_is_back(settings, bucke
     )
     delete_file(stored)
     record = BytesToDelete.objects.get()
-    assert record.last_error.startswith("EndpointConnectionError: ")
+    assert record.last_error.startswith("StorageUnavailable: the bucket is out of reach: Could not connect")
     assert buckets.keys(endpoint, bucket) == [key]
 
     settings.STORAGES = reachable
