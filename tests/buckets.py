@@ -7,67 +7,25 @@ still answers 200), so tests check the signed fields instead.
 """
 
 import os
-import socket
-import subprocess
-import sys
-import time
 import urllib.request
 import uuid
-from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-import boto3
-from botocore.config import Config
-
+from microcloud import moto_bucket
 from microcloud.storage_url import storage_from_url
 
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "microcloud-test", "AWS_SECRET_ACCESS_KEY": "microcloud-test-secret"}
-REGION = "us-east-1"
+REGION = moto_bucket.REGION
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@contextmanager
 def moto_server():
     """Start moto's S3 server on a free port; yield its endpoint URL."""
-    port = free_port()
-    moto = Path(sys.executable).with_name("moto_server")
-    process = subprocess.Popen(
-        [str(moto), "-H", "127.0.0.1", "-p", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"moto_server did not start on port {port}") from None
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        process.wait(10)
+    return moto_bucket.moto_server()
 
 
 def client(endpoint: str):
-    return boto3.client(
-        "s3",
-        endpoint_url=endpoint,
-        region_name=REGION,
-        aws_access_key_id=CREDENTIALS["AWS_ACCESS_KEY_ID"],
-        aws_secret_access_key=CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
-        config=Config(signature_version="s3v4"),
-    )
+    return moto_bucket.client(endpoint, CREDENTIALS)
 
 
 def new_bucket(endpoint: str) -> str:
@@ -76,8 +34,8 @@ def new_bucket(endpoint: str) -> str:
     return name
 
 
-def storage_url(endpoint: str, bucket: str, prefix: str = "media") -> str:
-    return f"s3://{bucket}/{prefix}?endpoint={endpoint}&region={REGION}&addressing=path"
+storage_url = moto_bucket.storage_url
+free_port = moto_bucket.free_port
 
 
 def bucket_storages(settings_storages: dict, url: str) -> dict:

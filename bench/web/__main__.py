@@ -202,7 +202,7 @@ def run_bucket(vendor: str, args, plan: Plan, workdir: Path, files, static_root,
     if moto is None:
         return {"error": "moto_server is not installed (moto[server] is in requirements-dev.txt: make install-dev)"}
     opened = database.sqlite_database(workdir) if vendor == "sqlite" else database.postgres_database(args.pg_url)
-    with opened as db, bucket.moto_bucket(moto, workdir / f"moto-{vendor}.log") as store:
+    with opened as db, bucket.moto_bucket(workdir / f"moto-{vendor}.log") as store:
         env = database.app_env(
             db,
             static_root=static_root,
