@@ -202,11 +202,9 @@ def test_a_try_claims_its_record_once(alice, make_file):
     assert BytesToDelete.objects.get(pk=record.pk).attempts == 2
 
 
-def test_a_try_overtaken_by_a_later_claim_leaves_the_record_to_it(alice, make_file, media_root):
-    """Only the try that owns the record deletes it: a slow try whose back-off
-    ran out meanwhile deletes the bytes but leaves the record to the later
-    one, which finds the name gone and deletes it."""
-    stored = make_file(alice)
+def overtaken_claim(stored) -> tuple[BytesToDelete, BytesToDelete]:
+    """A failed deletion of `stored`'s bytes, claimed by a slow try and then,
+    its back-off over, by a later one: (slow, later)."""
     deleted_failing(stored)
     make_due()
     slow = BytesToDelete.objects.get()
@@ -214,6 +212,15 @@ def test_a_try_overtaken_by_a_later_claim_leaves_the_record_to_it(alice, make_fi
     make_due()
     later = BytesToDelete.objects.get()
     assert later.claim()
+    return slow, later
+
+
+def test_a_try_overtaken_by_a_later_claim_leaves_the_record_to_it(alice, make_file, media_root):
+    """Only the try that owns the record deletes it: a slow try whose back-off
+    ran out meanwhile deletes the bytes but leaves the record to the later
+    one, which finds the name gone and deletes it."""
+    stored = make_file(alice)
+    slow, later = overtaken_claim(stored)
     assert slow.delete_bytes()
     assert not on_disk(media_root, stored)
     assert BytesToDelete.objects.filter(pk=later.pk).exists()
@@ -223,13 +230,7 @@ def test_a_try_overtaken_by_a_later_claim_leaves_the_record_to_it(alice, make_fi
 
 def test_a_failed_try_overtaken_by_a_later_one_does_not_bring_the_record_back(alice, make_file, media_root):
     stored = make_file(alice)
-    deleted_failing(stored)
-    make_due()
-    slow = BytesToDelete.objects.get()
-    assert slow.claim()
-    make_due()
-    later = BytesToDelete.objects.get()
-    assert later.claim()
+    slow, later = overtaken_claim(stored)
     assert later.delete_bytes()
     FlakyStorage.failures = 1
     assert not slow.delete_bytes()
