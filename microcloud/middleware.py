@@ -8,6 +8,7 @@ gigabyte had been read. Here the declared Content-Length decides, first.
 
 from django.conf import settings
 from django.http import HttpResponse, JsonResponse
+from django.utils.translation import gettext as _
 
 from sharing.models.files import too_large_message
 from sharing.storage import StorageUnavailable
@@ -51,7 +52,7 @@ class StorageUnavailableMiddleware:
     def process_exception(self, request, exception):
         if not isinstance(exception, StorageUnavailable):
             return None
-        text = "The file store cannot be reached just now; try again in a moment.\n"
+        text = _("The file store cannot be reached just now; try again in a moment.") + "\n"
         response = HttpResponse(text, status=503, content_type="text/plain; charset=utf-8")
         response["Retry-After"] = "1"
         return response

@@ -61,4 +61,7 @@ def test_the_api_answers_503_for_a_file_s_bytes_and_an_upload(bucket_down, alice
 def test_a_page_that_needs_the_store_answers_503(bucket_down, alice_web):
     response = alice_web.post("/files/", {"files": [SimpleUploadedFile("big.bin", BIG)]})
     assert (response.status_code, response["Retry-After"]) == (503, "1")
+    assert response.content.decode().startswith("The file store cannot be reached just now")
+    french = alice_web.post("/files/", {"files": [SimpleUploadedFile("big.bin", BIG)]}, HTTP_ACCEPT_LANGUAGE="fr")
+    assert french.content.decode().startswith("Le stockage des fichiers est injoignable")
     assert alice_web.get("/").status_code == 200
