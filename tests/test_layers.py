@@ -26,7 +26,7 @@ MODEL_LAYERS = [
     {"state", "budget", "events", "policy"},
     {"quotas"},
     {"files"},
-    {"items", "leftovers"},
+    {"items", "leftovers", "quick_downloads"},
     {"downloads"},
     {"querysets"},
     {"shares"},

@@ -15,6 +15,9 @@ module imports only from the layers above it in this list, never below
    items      which files a share holds (ShareItem)
    leftovers  a deleted file's bytes, recorded until the storage has
               deleted them (BytesToDelete)
+   quick_downloads
+              downloads of links without a limit, decided and recorded in
+              batches (Download, the pending rows)
 4. downloads  what a response may send (reserving and settling bytes),
               counting copies, folding pending counts
    querysets  queries over shares (holding a file, servable, by status)

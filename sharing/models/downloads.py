@@ -11,7 +11,8 @@ recorded (its event) in the same transaction. Two paths:
   when its budget holds no whole copy and no other response is sending;
 - a link without a limit only has to be live: a response from byte 0 inserts
   a *pending* Download row and never updates the share, so downloads of a
-  hot link run side by side, and nothing is reserved or settled. Folding
+  hot link run side by side, in batches (sharing.models.quick_downloads),
+  and nothing is reserved or settled. Folding
   moves pending rows into download_count: the daemon does it in the
   background, and whatever needs the stored count to be exact (setting a
   limit, reactivating, a first-download notice) folds the share first, under
@@ -40,39 +41,20 @@ from functools import partial
 from django.db import DatabaseError, connections, models, transaction
 from django.db.models import Count, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
-from django.utils import timezone
 
 from sharing.models.budget import charge, copy_bytes
 from sharing.models.events import ShareEvent, Visitor, record_download
 from sharing.models.items import file_ids_of
+from sharing.models.quick_downloads import Download, Outcome, QuickDownload, send_quickly
 from sharing.models.state import EndReason, Status, locked_now, sendable_sql, servable_sql
 from sharing.signals import share_downloaded, share_ended
 
-logger = logging.getLogger(__name__)
+__all__ = ["Download", "DownloadCounting", "Reservation", "Sending", "any_pending", "fold_locked", "pending_downloads"]
 
 # _send_unlimited's answer when the share turns out to need the exact path.
 _NOT_UNLIMITED = object()
-# SQL: the row may be counted as a pending download (no limit to keep exact,
-# no first-download notice whose claim reads download_count).
-_QUICK_COUNTABLE = "max_downloads IS NULL AND NOT (notify_first_download AND first_download_notified_at IS NULL)"
 
-
-class Download(models.Model):
-    """One copy of a link without a limit counted by the quick path; pending
-    until folded into its share's download_count (see fold_locked)."""
-
-    share = models.ForeignKey("sharing.Share", on_delete=models.CASCADE, related_name="downloads")
-    started_at = models.DateTimeField()
-    pending = models.BooleanField(default=False, db_default=False)
-
-    class Meta:
-        indexes = [
-            # The fold's scan and the exact count's subquery read only these rows.
-            models.Index(fields=["share"], condition=models.Q(pending=True), name="download_pending_idx"),
-        ]
-
-    def __str__(self) -> str:
-        return f"download {self.pk} of share {self.share_id}"
+logger = logging.getLogger(__name__)
 
 
 def plain_bytes(first: int, end: int) -> int:
@@ -251,39 +233,25 @@ class DownloadCounting:
         return Reservation(self.pk, first, end, self.least, row[0] is not None, type(self), sending.counted)
 
     def _send_unlimited(self, *, first: int, end: int, visitor: Visitor | None, sending: Sending):
-        """The quick path: a live link without a limit. A response from byte
-        0 inserts a pending Download row; a later range only checks. Return
-        the Reservation, None when the link may not serve, or _NOT_UNLIMITED
-        when the row (read under the lock) has a limit or owes a
-        first-download notice after all (go the exact way).
-
-        On PostgreSQL the share's row is locked FOR SHARE: downloads hold it
-        together, while an unshare, an expiry or a change (FOR NO KEY UPDATE)
-        waits for them and they for it; on SQLite the transaction holds the
-        write lock. Either way "now" is read once the lock is held.
-        """
-        connection = connections[type(self).objects.db]
-        table = connection.ops.quote_name(type(self)._meta.db_table)
-        starts_copy = sending.starts_copy(first)
-        with transaction.atomic(), connection.cursor() as cursor:
-            if connection.features.has_select_for_update:
-                cursor.execute(f"SELECT 1 FROM {table} WHERE id = %s FOR SHARE", [self.pk])
-            now = timezone.now()
-            servable, rule_params = servable_sql(connection, now)
-            allowed = f"FROM {table} WHERE id = %s AND {servable} AND {_QUICK_COUNTABLE}"
-            if starts_copy:
-                download = connection.ops.quote_name(Download._meta.db_table)
-                cursor.execute(
-                    f"INSERT INTO {download} (share_id, started_at, pending) SELECT id, %s, %s {allowed} RETURNING id",
-                    [connection.ops.adapt_datetimefield_value(now), True, self.pk, *rule_params],
-                )
-            else:
-                cursor.execute(f"SELECT id {allowed}", [self.pk, *rule_params])
-            if cursor.fetchone() is None:
-                cursor.execute(f"SELECT {_QUICK_COUNTABLE} FROM {table} WHERE id = %s", [self.pk])
-                unlimited = cursor.fetchone()
-                return _NOT_UNLIMITED if unlimited is not None and not unlimited[0] else None
-            sending.record(cursor, connection, self.pk, now, visitor=visitor, first=first, end=end)
+        """The quick path (sharing.models.quick_downloads): a live link
+        without a limit, decided and recorded in a batch of this process's
+        downloads. Return the Reservation, None when the link may not serve,
+        or _NOT_UNLIMITED when the row (read under the lock) has a limit or
+        owes a first-download notice after all (go the exact way)."""
+        job = QuickDownload(
+            share_id=self.pk,
+            first=first,
+            end=end,
+            starts_copy=sending.starts_copy(first),
+            kind=sending.event_kind(first),
+            details=sending.details(),
+            visitor=visitor,
+        )
+        outcome = send_quickly(job, using=type(self).objects.db)
+        if outcome is Outcome.EXACT:
+            return _NOT_UNLIMITED
+        if outcome is Outcome.REFUSED:
+            return None
         return Reservation(self.pk, first, end, self.least, False, type(self), sending.counted)
 
 

@@ -200,8 +200,28 @@ def record_download(
     resumed or previewed), with the bytes of its range and `details`,
     JSON saying which file or the zip, with `cursor`
     inside that statement's transaction; then share_events_saved as for any
-    events. The INSERT is written out: bulk_create's building of it cost more
-    CPU than the download's UPDATE."""
+    events."""
+    event = insert_download_event(
+        cursor, connection, share_id, at, visitor=visitor, size=size, kind=kind, details=details
+    )
+    share_events_saved.send(sender=ShareEvent, events=[event], using=connection.alias)
+
+
+def insert_download_event(
+    cursor,
+    connection,
+    share_id: int,
+    at: datetime,
+    *,
+    visitor: Visitor | None,
+    size: int | None,
+    kind: str,
+    details: str,
+) -> ShareEvent:
+    """record_download's INSERT alone: the caller sends share_events_saved
+    for it (a batch of downloads sends one signal for all of its events).
+    Written out: bulk_create's building of it cost more CPU than the
+    download's UPDATE."""
     shown = visitor_fields(visitor)
     table = connection.ops.quote_name(ShareEvent._meta.db_table)
     columns = "share_id, kind, at, bytes, client_address, user_agent, details"
@@ -217,5 +237,4 @@ def record_download(
             details,
         ],
     )
-    events = [ShareEvent(pk=cursor.fetchone()[0], share_id=share_id, kind=kind, at=at)]
-    share_events_saved.send(sender=ShareEvent, events=events, using=connection.alias)
+    return ShareEvent(pk=cursor.fetchone()[0], share_id=share_id, kind=kind, at=at)
