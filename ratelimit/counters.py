@@ -23,6 +23,7 @@ from django.conf import settings
 from django.core.cache import caches
 from redis.exceptions import RedisError
 
+from sqlite_writers.group_commit import GroupCommit
 from sqlite_writers.queue import WriterQueue
 
 
@@ -80,11 +81,15 @@ class SqliteCounters:
 
     # Purge lapsed keys about once in this many increments.
     PURGE_EVERY = 500
+    INCREMENT = (
+        "INSERT INTO counter (key, n, expires) VALUES (?, 1, ?) ON CONFLICT (key) DO UPDATE SET n = n + 1 RETURNING n"
+    )
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.local = threading.local()
         self.increments = 0
+        self.batches = GroupCommit(self._increment_batch)
 
     def _connection(self) -> sqlite3.Connection:
         conn = getattr(self.local, "conn", None)
@@ -106,32 +111,45 @@ class SqliteCounters:
         return conn
 
     def _write(self, sql: str, params: list):
-        """Run one write in BEGIN IMMEDIATE: a plain autocommit write starts
-        as a reader and, when another connection commits first, fails with
+        """Run one write in its own transaction; return the first row."""
+        conn = self._connection()
+        return self._in_transaction(lambda: conn.execute(sql, params).fetchone())
+
+    def _in_transaction(self, work):
+        """Run work() in BEGIN IMMEDIATE: a plain autocommit write starts as
+        a reader and, when another connection commits first, fails with
         "database is locked" at once instead of waiting (SQLite's busy
-        handler is not called for that upgrade). Return the first row."""
+        handler is not called for that upgrade). Return what it returns."""
         conn = self._connection()
         queue = self.local.queue  # writers of all workers take turns (sqlite_writers.queue)
         queue.join()
         try:
             conn.execute("BEGIN IMMEDIATE")  # waits up to the connection's timeout
             try:
-                row = conn.execute(sql, params).fetchone()
+                result = work()
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
         finally:
             queue.leave()
-        return row
+        return result
+
+    def _increment_batch(self, take) -> list[int]:
+        """The increments of this process's threads that arrived together,
+        in one transaction (sqlite_writers.group_commit): every request of a
+        public link counts one, and a turn at the file's lock for each kept
+        the busiest links waiting in line."""
+
+        def increment_all():
+            conn = self._connection()
+            return [conn.execute(self.INCREMENT, [key, expires]).fetchone()[0] for key, expires in take()]
+
+        return self._in_transaction(increment_all)
 
     def incr(self, key: str, ttl: float) -> int:
         now = time.time()
-        (count,) = self._write(
-            "INSERT INTO counter (key, n, expires) VALUES (?, 1, ?) "
-            "ON CONFLICT (key) DO UPDATE SET n = n + 1 RETURNING n",
-            [key, now + ttl],
-        )
+        count = self.batches.submit((key, now + ttl))
         self.increments += 1
         if self.increments % self.PURGE_EVERY == 0:
             self._write("DELETE FROM counter WHERE expires <= ?", [now])
