@@ -5,6 +5,7 @@ import ctypes
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -12,11 +13,13 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
+import psycopg
 from django.conf import settings
 from django.db import connection, connections, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from expiry.watchers import conninfo_for
 from sharing.models import Share, ShareItem
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -305,3 +308,24 @@ def in_threads(work, workers: int = 1, *, numbered: bool = False) -> list:
 def in_other_connection(work):
     """Run `work` on a database connection of its own; return its result."""
     return in_threads(work)[0]
+
+
+class HeldLock:
+    """Another client holding what a write of `share` must wait for: SQLite's
+    write lock, or the share's row on PostgreSQL."""
+
+    def __init__(self, share: Share):
+        self.share = share
+
+    def __enter__(self):
+        if connection.vendor == "sqlite":
+            self.conn = sqlite3.connect(connection.settings_dict["NAME"], isolation_level=None)
+            self.conn.execute("BEGIN IMMEDIATE")
+        else:
+            self.conn = psycopg.connect(conninfo_for("default"))
+            self.conn.execute("SELECT id FROM sharing_share WHERE id = %s FOR UPDATE", [self.share.pk])
+        return self
+
+    def __exit__(self, *exc):
+        self.conn.commit() if connection.vendor != "sqlite" else self.conn.execute("COMMIT")
+        self.conn.close()

@@ -7,47 +7,23 @@ Before the fix, a GET sent 0.2 s before the deadline was served in full
 747 ms after it.
 """
 
-import sqlite3
 import threading
 import time
 from datetime import timedelta
 
-import psycopg
 import pytest
-from django.db import connection, connections
+from django.db import connections
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from expiry.watchers import conninfo_for
 from sharing.models import Share, delete_file
-from tests.helpers import create_share
+from tests.helpers import HeldLock, create_share
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 LEAD = 0.6  # seconds from the request's start to the deadline: room to reach the lock
-
-
-class HeldLock:
-    """Another client holding what a write of `share` must wait for: SQLite's
-    write lock, or the share's row on PostgreSQL."""
-
-    def __init__(self, share: Share):
-        self.share = share
-
-    def __enter__(self):
-        if connection.vendor == "sqlite":
-            self.conn = sqlite3.connect(connection.settings_dict["NAME"], isolation_level=None)
-            self.conn.execute("BEGIN IMMEDIATE")
-        else:
-            self.conn = psycopg.connect(conninfo_for("default"))
-            self.conn.execute("SELECT id FROM sharing_share WHERE id = %s FOR UPDATE", [self.share.pk])
-        return self
-
-    def __exit__(self, *exc):
-        self.conn.commit() if connection.vendor != "sqlite" else self.conn.execute("COMMIT")
-        self.conn.close()
 
 
 def while_locked(share: Share, request, hold_for: float):
