@@ -1,5 +1,6 @@
 """The shared rate limiter: exact under concurrency, on both backends."""
 
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -10,8 +11,9 @@ import pytest
 from django.test import RequestFactory
 from freezegun import freeze_time
 
+from ratelimit.counters import reset_shared_counters, shared_counters
 from ratelimit.limits import RateLimit, client_address
-from tests.helpers import REPO_ROOT, subprocess_env
+from tests.helpers import REPO_ROOT, subprocess_env, wait_until
 from tests.ratelimit_backends import REDIS_URL, backend  # noqa: F401  (fixture)
 
 
@@ -123,3 +125,29 @@ def test_client_address(settings, remote, forwarded, proxies, expected):
     settings.NUM_PROXIES = proxies
     request = RequestFactory().get("/", REMOTE_ADDR=remote, HTTP_X_FORWARDED_FOR=forwarded)
     assert client_address(request) == expected
+
+
+def test_sqlite_increments_arriving_together_share_one_transaction(settings, tmp_path):
+    """Hits that arrive while the counters' file is locked by another writer
+    all wait in one batch, then each gets its own count."""
+    settings.RATELIMIT_SQLITE_PATH = tmp_path / "counters.sqlite3"
+    reset_shared_counters()
+    counters = shared_counters()
+    limit = RateLimit("batch", limit=100, window=60)
+    who = ident()
+    limit.hit(who)  # creates the file and its table
+    counts = []
+    holder = sqlite3.connect(settings.RATELIMIT_SQLITE_PATH, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    threads = [threading.Thread(target=lambda: counts.append(limit.hit(who).remaining)) for _ in range(6)]
+    try:
+        for thread in threads:
+            thread.start()
+        assert wait_until(lambda: len(counters.batches._queued) == 6, timeout=10), "the hits did not queue together"
+    finally:
+        holder.execute("COMMIT")
+        holder.close()
+    for thread in threads:
+        thread.join(30)
+    assert sorted(counts) == [93, 94, 95, 96, 97, 98]  # every hit counted once
+    reset_shared_counters()
