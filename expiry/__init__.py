@@ -12,7 +12,8 @@ The modules, roughly from the command down:
 - management/commands/runexpiry.py: parse the options, build the service, run it.
 - service.py: build_service() assembles the daemon; ExpiryService starts, stops and closes it.
 - daemon.py: the thread: wait until the next deadline, run steps, survive failures.
-- lease.py: one daemon at a time on SQLite, through a lease row (models.Lease).
+- lease_lock.py: one daemon at a time on SQLite, through a lock on a file beside the database.
+- lease.py: the same through a renewed row (models.Lease), for daemons on several machines.
 - scheduler.py: the windowed heap of deadlines: refresh, pick-up, catch-up, batches.
 - bursts.py: how due shares become stamped statements, and SQLite bursts.
 - store.py: the daemon's only door to the database (reads, and calls of the expiry path).

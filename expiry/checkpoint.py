@@ -21,10 +21,9 @@ from sharing.signals import shares_expired
 logger = logging.getLogger("expiry")
 
 # Checkpoint at most once a second while the daemon is expiring shares, and
-# every five minutes when it only renews its lease: the WAL holds no more than
-# about a second of expiries, and an idle daemon's lease renewals (one page
-# each, every 2.5 s) add ~120 pages between idle checkpoints, well under the
-# 1000 at which a web writer's commit would checkpoint itself.
+# every five minutes otherwise, for its other writes (reminder claims,
+# purges, uploads removed): the WAL holds no more than about a second of
+# expiries, and an idle daemon writes nothing (its lease is a lock).
 BUSY_INTERVAL = 1.0
 IDLE_INTERVAL = 300.0
 

@@ -7,9 +7,11 @@ deadline (measured overshoot p99 ~0.3 ms), never a busy 1 ms loop; a stop
 request or a watcher's notice wakes it at once.
 
 With a lease (SQLite: one daemon works, the others stand by), the lease is
-kept between steps: renewed every ttl/2 while held, looked at about once a
-second while standing by. Losing it empties the scheduler; taking it starts
-afresh with a catch-up, so nothing depends on what a stand-by remembered.
+kept between steps: on SQLite a lock the kernel keeps (nothing to do while
+held; a stand-by is woken the moment it is free), a row renewed every ttl/2
+elsewhere; a stand-by also looks about once a second. Losing it empties the
+scheduler; taking it starts afresh with a catch-up, so nothing depends on
+what a stand-by remembered.
 """
 
 import logging
@@ -24,7 +26,8 @@ logger = logging.getLogger("expiry")
 MAX_BACKOFF = 2.0
 # Upper bound on one wait, so a stepped wall clock is noticed within a minute.
 MAX_WAIT = 60.0
-# How often a stand-by looks whether the lease has lapsed.
+# How often a stand-by looks whether the lease is free (and pokes its
+# webhook thread, whose idle wait nothing else ends while it stands by).
 STANDBY_POLL = 1.0
 
 
@@ -42,6 +45,8 @@ class ExpiryDaemon(threading.Thread):
         self.using = using
         self.stop_requested = threading.Event()
         self.wake = threading.Event()
+        if lease is not None:
+            lease.on_taken = self.wake.set  # a lock taken in the background: start now
         # Expiring (True) or standing by (False); None until the lease is first looked at.
         self.leading: bool | None = True if lease is None else None
         # Called at each stand-by look at the lease (the webhook thread's poke:
@@ -164,9 +169,11 @@ class ExpiryDaemon(threading.Thread):
         )
 
     def release_lease(self) -> None:
+        # A stand-by releases too: its lock lease stops waiting for the lock,
+        # which it would otherwise take (and keep) after this thread ended.
         try:
+            self.lease.release()
             if self.leading:
-                self.lease.release()
                 logger.info("lease %s released", self.lease.name)
         except Exception:
             logger.warning("could not release the lease; it lapses by itself", exc_info=True)

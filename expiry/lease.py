@@ -1,5 +1,9 @@
 """A lease in the database: one holder at a time, taken over when it lapses.
 
+For daemons that may run on several machines (PostgreSQL with `--lease on`);
+on SQLite, where they share one machine, the lease is a lock on a file
+instead (expiry/lease_lock.py; expiry.service.lease_for chooses).
+
 The holder renews it every ttl/2 with a conditional UPDATE (owner is me);
 a stand-by looks at it about once a second and takes it with a conditional
 UPDATE (owner is me, or it has lapsed) once it has lapsed. A holder that
@@ -25,8 +29,8 @@ from expiry.models import Lease
 from expiry.store import to_datetime
 
 DEFAULT_TTL = 5.0
-# A daemon awake anyway (an idle one looks for changes every 2 s,
-# expiry.watchers.SAFETY_INTERVAL) renews up to this fraction of the ttl early
+# A daemon awake anyway (an idle one looks for rows written without a notice
+# every 2 s, expiry.watchers.SAFETY_INTERVAL) renews up to this fraction of the ttl early
 # (1 s of the default 5), so its renewals ride on those wake-ups instead of
 # waking it on their own.
 EARLY_RENEWAL = 0.2
@@ -38,6 +42,10 @@ def new_owner_id() -> str:
 
 class LeaseKeeper:
     """This process's hold on the lease called `name`."""
+
+    # The daemon's wake-up once a waiting thread took the lease: a row has
+    # nothing to wait on, so a stand-by finds it lapsed at its next look.
+    on_taken = None
 
     def __init__(
         self,
@@ -55,6 +63,9 @@ class LeaseKeeper:
         self.using = using
         self.held_until = float("-inf")  # our own clock: stop expiring from here
         self.renew_at = float("-inf")
+
+    def __str__(self) -> str:
+        return f"lease ttl {self.ttl:g} s"
 
     @property
     def held(self) -> bool:

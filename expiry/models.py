@@ -4,9 +4,12 @@ from django.db import models
 class Lease(models.Model):
     """Who may run a singleton job (a name), and until when.
 
-    runexpiry on SQLite holds the "runexpiry" lease so that of several daemons
-    only one expires shares and the others stand by (expiry/lease.py). Taking
-    and renewing it are conditional UPDATEs whose row count says who won.
+    runexpiry holds the "runexpiry" lease so that of several daemons only one
+    expires shares and the others stand by. As a row (expiry/lease.py, daemons
+    on several machines), taking and renewing it are conditional UPDATEs whose
+    row count says who won. On SQLite a lock on a file decides
+    (expiry/lease_lock.py) and the row only says who took it: expires_at is
+    far in the future while it is held, the release time after a clean exit.
     """
 
     name = models.CharField(max_length=64, primary_key=True)

@@ -21,6 +21,7 @@ from expiry.daemon import ExpiryDaemon
 from expiry.housekeeping import Housekeeper
 from expiry.idlog import ExpiredIdLog
 from expiry.lease import LeaseKeeper
+from expiry.lease_lock import LockLease, lock_path
 from expiry.reminders import ReminderSchedule
 from expiry.requests import RequestSchedule
 from expiry.scheduler import ExpiryScheduler
@@ -55,7 +56,7 @@ class ExpiryService:
         self.closed = False
 
     @property
-    def lease(self) -> LeaseKeeper | None:
+    def lease(self) -> LeaseKeeper | LockLease | None:
         return self.daemon.lease
 
     def catch_up(self) -> int:
@@ -73,7 +74,7 @@ class ExpiryService:
         logger.info(
             "runexpiry started on %s (%s, pick-up every %.3f s)",
             connection.vendor,
-            f"lease ttl {self.lease.ttl:g} s" if self.lease else "no lease",
+            self.lease or "no lease",
             self.scheduler.pickup_interval,
         )
         # Worker threads never take a stop signal: it reaches the main thread's wait.
@@ -138,6 +139,22 @@ class ExpiryService:
         )
 
 
+def lease_for(
+    using: str = "default", *, ttl: float, owner: str | None = None, clock: Callable[[], float] | None = None
+) -> LeaseKeeper | LockLease:
+    """The lease a daemon of this database takes turns through.
+
+    SQLite: a lock on a file beside the database (expiry/lease_lock.py). All
+    its daemons are on one machine, so the kernel can arbitrate: nothing to
+    renew, and a stand-by takes over the moment the holder dies. Elsewhere
+    (PostgreSQL with `--lease on`: daemons on several machines): a row
+    renewed every ttl/2 (expiry/lease.py)."""
+    path = lock_path(using)
+    if path is not None:
+        return LockLease(path, owner=owner, clock=clock, using=using)
+    return LeaseKeeper(ttl=ttl, owner=owner, clock=clock, using=using)
+
+
 def build_service(
     *,
     refresh_interval: float | None = None,
@@ -146,6 +163,7 @@ def build_service(
     lease: str = "auto",
     lease_ttl: float | None = None,
     lease_owner: str | None = None,
+    lease_keeper: LeaseKeeper | LockLease | None = None,
     webhooks: bool = True,
     reminders: bool = True,
     uploads: bool = True,
@@ -158,7 +176,9 @@ def build_service(
     Options left None take runexpiry's defaults from the settings
     (EXPIRY_REFRESH_INTERVAL, else the reference rule; EXPIRY_PICKUP_INTERVAL,
     EXPIRY_COALESCE, EXPIRY_LEASE_TTL). `lease`: "on", "off", or "auto" (on
-    for SQLite, off for PostgreSQL, where all daemons work at once).
+    for SQLite, off for PostgreSQL, where all daemons work at once); which
+    kind of lease, lease_for() decides; `lease_keeper` is one built by the
+    caller instead (tests).
     `reminders=False` leaves reminders out (`--once`), `uploads=False` the
     removal of resumable uploads and the end of upload requests at their
     deadline (`--once` too),
@@ -182,11 +202,10 @@ def build_service(
         uploads=UploadSchedule(clock=clock) if uploads else None,
         requests=RequestSchedule(clock=clock) if uploads else None,
     )
-    use_lease = lease == "on" or (lease == "auto" and connection.vendor == "sqlite")
-    keeper = None
-    if use_lease:
+    keeper = lease_keeper
+    if keeper is None and (lease == "on" or (lease == "auto" and connection.vendor == "sqlite")):
         ttl = settings.EXPIRY_LEASE_TTL if lease_ttl is None else lease_ttl
-        keeper = LeaseKeeper(ttl=ttl, owner=lease_owner, clock=clock)
+        keeper = lease_for(ttl=ttl, owner=lease_owner, clock=clock)
     housekeeper = Housekeeper(
         purge_interval=settings.EXPIRY_PURGE_INTERVAL, sweep_interval=settings.EXPIRY_SWEEP_INTERVAL
     )

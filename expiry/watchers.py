@@ -89,9 +89,10 @@ class PollingWatcher(Watcher):
 
 
 # While notices arrive, how often a daemon still looks for rows written without
-# one (other programs, a lost notice). An idle daemon wakes only for this look,
-# and its lease renewals ride on it (ttl/2 = 2.5 s, up to 1 s early): one
-# wake-up every 2 s, the lease renewed at each.
+# one (other programs, a lost notice). An idle daemon wakes only for this look:
+# on SQLite its lease is a lock with nothing to renew (expiry/lease_lock.py);
+# a row lease (PostgreSQL, --lease on) is renewed on it (ttl/2 = 2.5 s, up to
+# 1 s early).
 SAFETY_INTERVAL = 2.0
 
 # Markers the listener thread puts in the queue between notices.

@@ -13,6 +13,8 @@ from django.db import connection
 from django.utils import timezone
 from freezegun import freeze_time
 
+from expiry.lease import LeaseKeeper
+from expiry.lease_lock import LockLease
 from expiry.models import Lease
 from expiry.service import build_service
 from sharing.models import Share
@@ -48,7 +50,7 @@ def test_the_built_daemon_expires_a_due_share_and_stops_cleanly(shared_file, cap
     assert any(m.startswith(f"runexpiry started on {connection.vendor} (") for m in messages)
     assert any(m.startswith("runexpiry stopped after ") for m in messages)
     if connection.vendor == "sqlite":
-        assert service.lease is not None
+        assert isinstance(service.lease, LockLease)  # a lock beside the database file
         assert Lease.objects.get(name="runexpiry").expires_at <= timezone.now()  # released on the way out
     else:
         assert service.lease is None  # PostgreSQL: every daemon works
@@ -99,7 +101,11 @@ def test_options_left_out_take_runexpirys_defaults_from_the_settings(settings):
     assert service.scheduler.refresh_interval == 120.0
     assert service.scheduler.pickup_interval == 0.2
     assert service.scheduler.coalesce == 0.001
-    assert service.lease.ttl == 7.0
+    if connection.vendor == "sqlite":
+        assert isinstance(service.lease, LockLease)  # a lock: no ttl
+    else:
+        assert type(service.lease) is LeaseKeeper
+        assert service.lease.ttl == 7.0
     assert service.webhooks is None
 
     given = build_service(refresh_interval=30.0, pickup_interval=0.5, coalesce=0.0, lease="off", reminders=False)

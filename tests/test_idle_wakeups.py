@@ -9,12 +9,13 @@ import threading
 from types import SimpleNamespace
 
 import pytest
-from django.db import transaction
+from django.db import connection, transaction
 
 from expiry import watchers
 from expiry.service import build_service
 from microcloud import gunicorn_conf
 from sharing.signals import share_events_saved, shares_expired
+from tests.helpers import wait_until
 from webhooks import worker as webhook_worker
 from webhooks.worker import POKE_MIN_GAP, WebhookThread
 
@@ -238,3 +239,44 @@ def _source(function) -> str:
 
 def test_webhook_thread_constants_keep_the_gap_short():
     assert 0 < webhook_worker.POKE_MIN_GAP <= 0.1
+
+
+# --- the idle daemon's lease (SQLite: a lock, nothing to renew) ----------------------
+
+
+class CountingWatcher(watchers.DatagramWatcher):
+    """The daemon's own SQLite watcher, counting its safety looks."""
+
+    looks = 0
+
+    def changed(self) -> bool:
+        self.looks += 1
+        return super().changed()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_idle_sqlite_daemon_writes_nothing_at_its_safety_looks(tmp_path):
+    """A renewed lease row was a write at every idle wake-up (~0.02 % of a
+    core on its own); the lock has nothing to renew. PRAGMA data_version on
+    this connection moves whenever another connection commits."""
+    if connection.vendor != "sqlite":
+        pytest.skip("SQLite's lease (PostgreSQL's daemons work without one)")
+    watcher = CountingWatcher(path=str(tmp_path / "db.wakeup"))
+    service = build_service(watcher=watcher, webhooks=False, reminders=False)
+    daemon = service.daemon
+
+    def data_version() -> int:
+        connection.ensure_connection()
+        return connection.connection.execute("PRAGMA data_version").fetchone()[0]
+
+    try:
+        service.start()
+        assert wait_until(lambda: daemon.leading and watcher.listening, 10)
+        assert wait_until(lambda: watcher.looks >= 2, 10)  # started, and past its first look
+        looks, version = watcher.looks, data_version()
+        assert wait_until(lambda: watcher.looks >= looks + 2, 3 * watchers.SAFETY_INTERVAL + 5)
+        assert data_version() == version, "the idle daemon wrote to the database"
+    finally:
+        service.stop()
+        service.join(5)
+        service.close()

@@ -1,4 +1,7 @@
-"""The lease's idle cost: renewed every ttl/2 with one conditional UPDATE."""
+"""The row lease's idle cost (expiry/lease.py: PostgreSQL with `--lease on`):
+renewed every ttl/2 with one conditional UPDATE, on the wake-ups the daemon
+makes anyway. SQLite's lease is a lock with nothing to renew
+(tests/test_lease_lock.py, tests/test_idle_wakeups.py)."""
 
 import pytest
 from django.db import connection

@@ -1,5 +1,8 @@
 """The lease that lets one of several daemons expire while the others stand by.
 
+The keeper tests are the row lease's (expiry/lease.py: PostgreSQL with
+`--lease on`), run on either database; SQLite's lock is tested in
+tests/test_lease_lock.py, and both under the daemon thread at the end.
 Real database, real connections (threads) and a fake clock where time matters.
 """
 
@@ -12,6 +15,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from expiry.lease import LeaseKeeper
+from expiry.lease_lock import LockLease, lock_path
 from expiry.models import Lease
 from expiry.service import ExpiryService, build_service
 from expiry.store import to_datetime
@@ -157,10 +161,14 @@ def test_of_many_daemons_racing_for_a_lease_nobody_created_yet_exactly_one_wins(
 # --- the daemon thread with a lease ----------------------------------------------
 
 
-def lease_daemon(ttl: float, owner: str) -> ExpiryService:
-    return build_service(
-        refresh_interval=3600, pickup_interval=0.05, lease="on", lease_ttl=ttl, lease_owner=owner, webhooks=False
-    )
+def lease_daemon(keeper) -> ExpiryService:
+    return build_service(refresh_interval=3600, pickup_interval=0.05, lease_keeper=keeper, webhooks=False)
+
+
+def stop_service(service: ExpiryService) -> None:
+    service.stop()
+    service.join(5)
+    service.close()
 
 
 def status_of(share: Share) -> str:
@@ -170,7 +178,7 @@ def status_of(share: Share) -> str:
 
 @pytest.mark.django_db(transaction=True)
 def test_a_holder_that_cannot_renew_stops_expiring_and_stands_by_until_the_lease_is_free(shared_file):
-    service = lease_daemon(ttl=1.5, owner="holder")
+    service = lease_daemon(LeaseKeeper(ttl=1.5, owner="holder"))
     daemon = service.daemon
     try:
         service.start()
@@ -187,25 +195,69 @@ def test_a_holder_that_cannot_renew_stops_expiring_and_stands_by_until_the_lease
         assert wait_until(lambda: status_of(share) == Share.Status.EXPIRED, 5)
         assert daemon.leading
     finally:
-        service.stop()
-        service.join(5)
-        service.close()
+        stop_service(service)
     assert not daemon.is_alive()
     assert Lease.objects.get(name="runexpiry").expires_at <= timezone.now()  # released on exit
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_stand_by_daemon_expires_nothing_while_another_holds_the_lease(shared_file):
+def test_a_stand_by_daemon_expires_nothing_while_another_holds_the_row_lease(shared_file):
     Lease.objects.create(name="runexpiry", owner="other", expires_at=timezone.now() + timedelta(hours=1))
     share = Share.create_for(file=shared_file, expires_at=timezone.now() + timedelta(seconds=0.3))
-    service = lease_daemon(ttl=5, owner="stand-by")
+    service = lease_daemon(LeaseKeeper(ttl=5, owner="stand-by"))
     try:
         service.start()
         time.sleep(1.2)
         assert service.daemon.leading is False
         assert status_of(share) == Share.Status.ACTIVE
     finally:
-        service.stop()
-        service.join(5)
-        service.close()
+        stop_service(service)
     assert Lease.objects.get(name="runexpiry").owner == "other"  # a stand-by releases nothing
+
+
+@pytest.fixture
+def other_holder():
+    """Another daemon's hold on SQLite's lease lock (a LockLease of its own)."""
+    if lock_path() is None:
+        pytest.skip("the lease is a lock only on a SQLite file")
+    other = LockLease(lock_path(), owner="other")
+    assert other.keep()
+    yield other
+    other.release()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_stand_by_daemon_expires_nothing_while_another_holds_the_lock(shared_file, other_holder):
+    share = Share.create_for(file=shared_file, expires_at=timezone.now() + timedelta(seconds=0.3))
+    service = lease_daemon(LockLease(lock_path(), owner="stand-by"))
+    try:
+        service.start()
+        time.sleep(1.2)
+        assert service.daemon.leading is False
+        assert status_of(share) == Share.Status.ACTIVE
+        assert len(service.scheduler) == 0
+    finally:
+        stop_service(service)
+    assert Lease.objects.get(name="runexpiry").owner == "other"  # a stand-by releases nothing
+    assert other_holder.keep()  # nor does it keep the lock it was waiting for
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_stand_by_daemon_takes_over_as_soon_as_the_lock_is_let_go(shared_file, other_holder):
+    service = lease_daemon(LockLease(lock_path(), owner="stand-by"))
+    daemon = service.daemon
+    try:
+        service.start()
+        assert wait_until(lambda: daemon.leading is False, 5)
+        share = Share.create_for(file=shared_file, expires_at=timezone.now() + timedelta(seconds=0.2))
+        time.sleep(0.5)
+        assert status_of(share) == Share.Status.ACTIVE
+        other_holder.release()  # the other daemon stops
+        # Woken by the lock's waiting thread, not at its next look (once a
+        # second): it takes over, catches up and expires the share.
+        assert wait_until(lambda: status_of(share) == Share.Status.EXPIRED, 5)
+        assert daemon.leading
+        assert Lease.objects.get(name="runexpiry").owner == "stand-by"
+    finally:
+        stop_service(service)
+    assert Lease.objects.get(name="runexpiry").expires_at <= timezone.now()  # released on exit

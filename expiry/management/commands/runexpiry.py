@@ -39,8 +39,8 @@ class Command(WorkerChecks, BaseCommand):
         "expiring before its next refresh in a heap and expires each one within "
         "about a millisecond of its deadline. Several may run at once: on PostgreSQL "
         "they all work (rows claimed with SKIP LOCKED, new shares announced by NOTIFY); "
-        "on SQLite one holds a lease and the others stand by, taking over within about "
-        "--lease-ttl seconds if it dies. The same thread removes unfinished resumable uploads and "
+        "on SQLite one holds a lease (a lock on a file beside the database) and the others "
+        "stand by, taking over the moment it exits or dies. The same thread removes unfinished resumable uploads and "
         "ends upload requests at their deadlines, and hands expiry reminders to a mail thread. "
         "A second thread sends webhook deliveries (--no-webhooks "
         "turns it off). Stop it with SIGTERM or Ctrl-C: it finishes the batch and the webhook send "
@@ -75,7 +75,7 @@ class Command(WorkerChecks, BaseCommand):
                 "since the last refresh, while notices cannot reach this daemon (SQLite: its "
                 "wake-up socket is not bound; PostgreSQL: its LISTEN connection is down). "
                 "It bounds how late such a share can be. With notices arriving, the check "
-                "runs only as a safety net (every 1 s on SQLite, 2 s on PostgreSQL). "
+                "runs only as a safety net (every 2 s). "
                 "Default: EXPIRY_PICKUP_INTERVAL (%(default)s)."
             ),
         )
@@ -106,8 +106,9 @@ class Command(WorkerChecks, BaseCommand):
             metavar="SECONDS",
             default=settings.EXPIRY_LEASE_TTL,
             help=(
-                "How long the lease lasts unless renewed (every third of it). A stand-by takes "
-                "over from a crashed holder within about this plus one second. "
+                "For a lease kept as a database row (--lease on with PostgreSQL): how long it "
+                "lasts unless renewed (halfway through). A stand-by takes over from a crashed holder "
+                "within about this plus one second. SQLite's lease is a lock, with no ttl. "
                 "Default: EXPIRY_LEASE_TTL (%(default)s)."
             ),
         )
