@@ -13,7 +13,7 @@ from django.test import Client
 from bench.tests.running import UNDER_CI, VENDOR, measured_here, run_load_smoke
 from bench.web import front
 from bench.web import report as web_report
-from bench.web.plan import SMOKE
+from bench.web.plan import FULL, SMOKE
 from bench.web.scenarios import SCENARIOS, ZIP_KEY
 from bench.web.upload import zeros_sha256
 
@@ -197,12 +197,36 @@ def _find(targets: dict, start: str) -> dict:
     return found
 
 
-def test_a_download_at_half_the_floor_meets_its_target_and_below_misses_it():
-    met = _find(_targets(floor_view=_cell(1000), download_small=_cell(500)), "100 B download, one hot link")
+HOT_LINK_AT_16 = "100 B download, one hot link at 16 connections >= 60 %"
+HOT_LINK_P50 = "100 B download, one hot link at 16 connections: p50 latency < 5 ms"
+
+
+def test_a_hot_link_at_60_percent_of_the_floor_meets_its_target_and_below_misses_it():
+    met = _find(_targets(floor_view=_cell(1000), download_small=_cell(600)), HOT_LINK_AT_16)
     assert met["status"] == "met"
-    assert met["measured"] == pytest.approx(50)
-    missed = _find(_targets(floor_view=_cell(1000), download_small=_cell(499)), "100 B download, one hot link")
+    assert met["measured"] == pytest.approx(60)
+    missed = _find(_targets(floor_view=_cell(1000), download_small=_cell(599)), HOT_LINK_AT_16)
     assert missed["status"] == "MISSED"
+
+
+def test_a_hot_link_is_judged_at_every_planned_concurrency_of_its_target():
+    databases = {"sqlite": {"cells": {"floor_view": {}, "download_small": {}}}}
+    for c, rate in (("16", 700), ("64", 500)):
+        databases["sqlite"]["cells"]["floor_view"][c] = _cell(1000)
+        databases["sqlite"]["cells"]["download_small"][c] = _cell(rate)
+    full = {t["target"]: t for t in web_report.check_targets(databases, FULL)}
+    assert _find(full, HOT_LINK_AT_16)["status"] == "met"
+    assert _find(full, "100 B download, one hot link at 64 connections >= 60 %")["status"] == "MISSED"
+    smoke = {t["target"]: t for t in web_report.check_targets(databases, SMOKE)}  # plans 1 and 16 only
+    assert not [name for name in smoke if "at 64 connections" in name]
+
+
+def test_a_hot_link_answering_in_under_5_ms_at_the_median_meets_its_latency_target():
+    fast = _find(_targets(floor_view=_cell(1000), download_small={**_cell(600), "p50_ms": 4.9}), HOT_LINK_P50)
+    assert fast["status"] == "met"
+    slow = _find(_targets(floor_view=_cell(1000), download_small={**_cell(600), "p50_ms": 5.0}), HOT_LINK_P50)
+    assert slow["status"] == "MISSED"
+    assert _find(_targets(floor_view=_cell(1000)), HOT_LINK_P50)["status"] == "not measured"
 
 
 def test_a_fast_cell_with_errors_misses_its_target():
@@ -220,7 +244,7 @@ def test_large_downloads_are_compared_by_throughput_with_whitenoise():
 
 def test_unmeasured_targets_say_so():
     targets = _targets(floor_view=_cell(1000))
-    assert _find(targets, "100 B download, one hot link")["status"] == "not measured"
+    assert _find(targets, HOT_LINK_AT_16)["status"] == "not measured"
     assert _find(targets, "4 MiB download offloaded")["status"] == "not measured"
 
 
