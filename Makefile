@@ -126,6 +126,14 @@ bench-idle: install
 	mkdir -p bench/results
 	$(PY) -m bench.idle --json bench/results/idle-latest.json
 
+# The figures of a side-by-side comparison (about 2 minutes): gunicorn and
+# runexpiry as `make run` starts them, on a temporary SQLite database; the hot
+# 100 B link under wrk, a 100 MiB download and upload with curl, links refused
+# after their expiry, one-download links raced by 50 clients, 3 runs of each.
+bench-side: install-dev install-wrk
+	mkdir -p bench/results
+	$(PY) -m bench.side_by_side --workers $(WEB_WORKERS) --threads $(WEB_THREADS) --json bench/results/side-latest.json
+
 install-wrk:
 	@command -v "$${WRK:-wrk}" >/dev/null 2>&1 || { \
 		if [ "$$(id -u)" = 0 ]; then \
