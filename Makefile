@@ -15,7 +15,7 @@ GUNICORN = $(VENV)/bin/gunicorn -c python:microcloud.gunicorn_conf microcloud.ws
 	--workers $(WEB_WORKERS) --threads $(WEB_THREADS) --timeout 120 --graceful-timeout 10 --no-control-socket --preload
 
 .PHONY: install install-dev run dev migrate admin test test-fast test-sqlite test-postgres lint format bench bench-web \
-	bench-mixed bench-idle install-wrk messages vendor-js clean
+	bench-mixed bench-idle bench-side install-wrk messages vendor-js clean
 
 $(VENV)/.runtime: requirements.txt
 	$(PYTHON) -m venv $(VENV)
