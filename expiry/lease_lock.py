@@ -165,7 +165,7 @@ class LockLease:
             self._waiter = None
             if self._fd is not None:  # cannot happen: two open files cannot both hold it
                 return False
-            self._fd = fd
+            self._fd, waiter.fd = fd, None  # ours to close now
         if self.on_taken is not None:
             self.on_taken()
         return True
@@ -183,14 +183,9 @@ class LockLease:
         self._recorded = True
 
     def _forget_in_child(self) -> None:
-        # A forked child: close our copies without unlocking (LOCK_UN would
-        # free the parent's lock too). The waiting thread was not forked.
-        self._mutex = threading.Lock()
-        for fd in (self._fd, self._waiter.fd if self._waiter is not None else None):
-            if fd is not None:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-        self._fd, self._waiter, self._recorded = None, None, False
+        self._mutex = threading.Lock()  # a thread that held it was not forked
+        fd, self._fd, self._waiter, self._recorded = self._fd, None, None, False
+        _close_copy(fd)
 
 
 class LockWaiter(threading.Thread):
@@ -202,6 +197,7 @@ class LockWaiter(threading.Thread):
         super().__init__(name="runexpiry-lease", daemon=True)
         self.lease = lease
         self.fd: int | None = None
+        _waiters.add(self)
 
     def run(self) -> None:
         try:
@@ -224,9 +220,22 @@ class LockWaiter(threading.Thread):
 
 
 _leases: "weakref.WeakSet[LockLease]" = weakref.WeakSet()
+_waiters: "weakref.WeakSet[LockWaiter]" = weakref.WeakSet()
+
+
+def _close_copy(fd: int | None) -> None:
+    if fd is not None:
+        with contextlib.suppress(OSError):
+            os.close(fd)
 
 
 def _forget_locks_in_child() -> None:
+    """In a forked child: close the copies of every lock descriptor, held or
+    waited on (a dismissed waiter's too), without unlocking: LOCK_UN would
+    free the parent's lock as well. The waiting threads were not forked."""
+    for waiter in list(_waiters):
+        fd, waiter.fd = waiter.fd, None
+        _close_copy(fd)
     for lease in list(_leases):
         lease._forget_in_child()
 

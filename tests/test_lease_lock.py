@@ -62,22 +62,25 @@ import django
 django.setup()
 from expiry.lease_lock import LockLease
 
+def say(line):
+    os.write(1, f"{line}\n".encode())  # one write: a forked child says its own lines too
+
 lease = LockLease(sys.argv[1], owner=sys.argv[2])
-print("held" if lease.keep() else "not held", flush=True)
+say("held" if lease.keep() else "not held")
 while command := sys.stdin.readline().strip():
     if command == "release":
         lease.release()
-        print("released", flush=True)
+        say("released")
     elif command == "fork":
         pid = os.fork()
         if pid == 0:
-            print(f"child {os.getpid()} holds {lease.held}", flush=True)
+            say(f"child {os.getpid()} holds {lease.held}")
             time.sleep(120)
             os._exit(0)
-        print(f"forked {pid}", flush=True)
+        say(f"forked {pid}")
     elif command == "exec":
         child = subprocess.Popen(["sleep", "120"], close_fds=False)  # every inheritable descriptor
-        print(f"forked {child.pid}", flush=True)
+        say(f"forked {child.pid}")
 time.sleep(120)
 """
 
@@ -101,6 +104,14 @@ class Holder:
 
     def read(self) -> str:
         return self.process.stdout.readline().strip()
+
+    def fork(self) -> tuple[int, str]:
+        """Fork the holder; return the child's pid and what the child said."""
+        lines = sorted([self.say("fork"), self.read()])  # in either order
+        child = int(lines[1].split()[1])
+        self.others.append(child)
+        assert lines[0] == f"child {child} holds False", lines
+        return child, lines[0]
 
     def close(self) -> None:
         for pid in self.others:
@@ -234,15 +245,29 @@ def test_a_stand_by_takes_the_lock_at_once_when_its_holder_releases_it(leases, h
 
 def test_a_forked_child_does_not_keep_the_lock_after_its_parent_died(leases, holder):
     other = holder("holder")
-    answer = other.say("fork")
-    child = int(answer.split()[1])
-    other.others.append(child)
-    assert other.read() == f"child {child} holds False"
+    child, said = other.fork()
+    assert said == f"child {child} holds False"  # its copy of the lease knows it is not the holder
     beta = leases("beta")
     assert not beta.keep()  # the parent still holds it
     kill(other.process)
     assert beta.taken.wait(PROMPT), "the forked child kept the lock"
     os.kill(child, 0)  # the child is still alive: the lock was never its to hold
+
+
+def test_a_forked_child_does_not_keep_a_lock_its_parent_was_waiting_for(leases, holder):
+    """A stand-by that stopped waiting still has a thread blocked in flock();
+    once it gets the lock it lets it go, which a child's copy would prevent."""
+    first = holder("first")
+    stand_by = Holder("stand-by")
+    assert stand_by.read() == "not held"  # and waiting in a thread
+    assert stand_by.say("release") == "released"  # dismissed, still blocked
+    try:
+        stand_by.fork()
+        assert first.say("release") == "released"
+        beta = leases("beta")
+        assert wait_until(beta.keep, PROMPT), "the forked child kept the lock its parent was waiting for"
+    finally:
+        stand_by.close()
 
 
 def test_an_executed_program_does_not_inherit_the_lock(leases, holder):
