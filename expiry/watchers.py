@@ -26,6 +26,7 @@ import threading
 from django.db import connections
 
 from expiry.notify import CHANNEL, PICKUP, parse_payload, send_datagram, wakeup_socket_path
+from expiry.wal_watch import WalWatch
 
 logger = logging.getLogger("expiry")
 
@@ -89,11 +90,14 @@ class PollingWatcher(Watcher):
 
 
 # While notices arrive, how often a daemon still looks for rows written without
-# one (other programs, a lost notice). An idle daemon wakes only for this look:
-# on SQLite its lease is a lock with nothing to renew (expiry/lease_lock.py);
-# a row lease (PostgreSQL, --lease on) is renewed on it (ttl/2 = 2.5 s, up to
-# 1 s early).
+# one (other programs, a lost notice). On PostgreSQL an idle daemon wakes for
+# this look, and a row lease (--lease on) is renewed on it (ttl/2 = 2.5 s, up
+# to 1 s early). On SQLite it looks only when the database was written, at
+# most this often (expiry/wal_watch.py); its lease is a lock.
 SAFETY_INTERVAL = 2.0
+# SQLite, with writes watched: a look this often all the same, for a write no
+# event announced (none is known; the daemon wakes every MAX_WAIT anyway).
+WATCHED_INTERVAL = 60.0
 
 # Markers the listener thread puts in the queue between notices.
 UP, DOWN = "up", "down"
@@ -278,10 +282,12 @@ class DatagramWatcher(NotifyWatcher):
     Web processes send `id:deadline` to the socket after each commit that
     creates or renews a share (expiry.notify). While this watcher is bound to
     it, the daemon wakes only for deadlines and notices (a notice reaches it
-    in well under a millisecond) and checks `PRAGMA data_version` once every
-    `safety_interval`, for writers that send no notice (other programs, a
-    dropped datagram). Until it is bound, or when binding fails, it polls
-    data_version every pick-up interval like DataVersionWatcher.
+    in well under a millisecond) and checks `PRAGMA data_version` for
+    writers that send no notice (other programs, a dropped datagram): when
+    the database was written, at most once every `safety_interval`
+    (WalWatch), or every `safety_interval` where writes cannot be watched.
+    Until it is bound, or when binding fails, it polls data_version every
+    pick-up interval like DataVersionWatcher.
     """
 
     sees_other_writers = True  # PRAGMA data_version
@@ -290,10 +296,36 @@ class DatagramWatcher(NotifyWatcher):
         super().__init__(using, safety_interval=safety_interval)
         self.path = path or wakeup_socket_path(using)
         self.versions = DataVersionWatcher(using)
+        self.writes: WalWatch | None = None
 
     def start(self, wake: threading.Event) -> None:
-        if self.path is not None:
-            super().start(wake)
+        if self.path is None:
+            return
+        super().start(wake)
+        if self.writes is None:
+            self.writes = WalWatch(
+                connections[self.using].settings_dict["NAME"],
+                lambda: self.push_pickup(wake),
+                pause=self.safety_interval,
+            )
+            self.writes.start()
+
+    def stop(self) -> None:
+        writes, self.writes = self.writes, None
+        if writes is not None:
+            writes.stop()
+            writes.join(2)
+        super().stop()
+
+    def push_pickup(self, wake: threading.Event) -> None:
+        self.queue.put(PICKUP)
+        wake.set()
+
+    def pickup_interval(self, default: float) -> float:
+        writes = self.writes
+        if self.listening and writes is not None and writes.watching:
+            return max(default, WATCHED_INTERVAL)
+        return super().pickup_interval(default)
 
     def make_listener(self, wake: threading.Event) -> threading.Thread:
         return DatagramListener(self.path, self.queue, wake)

@@ -6,14 +6,18 @@ are bounded joins or Events, and the clocks are injected."""
 
 import queue
 import threading
+import time
+from datetime import timedelta
 from types import SimpleNamespace
 
 import pytest
 from django.db import connection, transaction
+from django.utils import timezone
 
 from expiry import watchers
 from expiry.service import build_service
 from microcloud import gunicorn_conf
+from sharing.models import Share
 from sharing.signals import share_events_saved, shares_expired
 from tests.helpers import wait_until
 from webhooks import worker as webhook_worker
@@ -241,7 +245,7 @@ def test_webhook_thread_constants_keep_the_gap_short():
     assert 0 < webhook_worker.POKE_MIN_GAP <= 0.1
 
 
-# --- the idle daemon's lease (SQLite: a lock, nothing to renew) ----------------------
+# --- the idle SQLite daemon: no lease to renew, no look without a write -------------
 
 
 class CountingWatcher(watchers.DatagramWatcher):
@@ -255,13 +259,14 @@ class CountingWatcher(watchers.DatagramWatcher):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_idle_sqlite_daemon_writes_nothing_at_its_safety_looks(tmp_path):
-    """A renewed lease row was a write at every idle wake-up (~0.02 % of a
-    core on its own); the lock has nothing to renew. PRAGMA data_version on
-    this connection moves whenever another connection commits."""
+def test_the_idle_sqlite_daemon_neither_looks_nor_writes_until_another_process_writes(tmp_path, shared_file):
+    """A look every 2 s, renewing a lease row, was all an idle daemon woke
+    for; now its lease is a lock and it looks when the database was written
+    (expiry/wal_watch.py). PRAGMA data_version on this connection moves
+    whenever another connection commits."""
     if connection.vendor != "sqlite":
-        pytest.skip("SQLite's lease (PostgreSQL's daemons work without one)")
-    watcher = CountingWatcher(path=str(tmp_path / "db.wakeup"))
+        pytest.skip("SQLite's daemon (PostgreSQL's looks every 2 s)")
+    watcher = CountingWatcher(path=str(tmp_path / "db.wakeup"))  # no notice reaches it
     service = build_service(watcher=watcher, webhooks=False, reminders=False)
     daemon = service.daemon
 
@@ -271,11 +276,23 @@ def test_the_idle_sqlite_daemon_writes_nothing_at_its_safety_looks(tmp_path):
 
     try:
         service.start()
-        assert wait_until(lambda: daemon.leading and watcher.listening, 10)
-        assert wait_until(lambda: watcher.looks >= 2, 10)  # started, and past its first look
-        looks, version = watcher.looks, data_version()
-        assert wait_until(lambda: watcher.looks >= looks + 2, 3 * watchers.SAFETY_INTERVAL + 5)
+        assert wait_until(lambda: daemon.leading and watcher.listening and watcher.writes.watching, 10)
+        assert watcher.pickup_interval(0.05) == watchers.WATCHED_INTERVAL
+        # Settled: the start's own looks are over once a pause passes without one.
+        looks, settled_by = -1, time.monotonic() + 15
+        while looks != watcher.looks and time.monotonic() < settled_by:
+            looks = watcher.looks
+            time.sleep(watchers.SAFETY_INTERVAL + 0.5)
+        version = data_version()
+        time.sleep(2 * watchers.SAFETY_INTERVAL + 0.5)
+        assert watcher.looks == looks, "the idle daemon looked with nothing written"
         assert data_version() == version, "the idle daemon wrote to the database"
+
+        written_at = time.monotonic()
+        share = Share.create_for(file=shared_file, expires_at=timezone.now() + timedelta(hours=1))
+        assert wait_until(lambda: service.scheduler.scheduled_deadline(share.pk) is not None, 5, 0.01)
+        assert time.monotonic() - written_at < watchers.SAFETY_INTERVAL  # at once: well within a safety interval
+        assert watcher.looks > looks
     finally:
         service.stop()
         service.join(5)
