@@ -18,6 +18,7 @@ The modules, roughly from the command down:
 - bursts.py: how due shares become stamped statements, and SQLite bursts.
 - store.py: the daemon's only door to the database (reads, and calls of the expiry path).
 - watchers.py: how the daemon learns of shares written by other processes.
+- wal_watch.py: SQLite: wake the daemon's safety look when the database is written (inotify).
 - notify.py: the other side: announce new and renewed deadlines after commit.
 - reminders.py: the second deadline per share, its reminder, claimed and mailed.
 - uploads.py: resumable uploads' deadlines; due ones removed through uploads.models.remove_if_due.

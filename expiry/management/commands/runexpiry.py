@@ -75,7 +75,8 @@ class Command(WorkerChecks, BaseCommand):
                 "since the last refresh, while notices cannot reach this daemon (SQLite: its "
                 "wake-up socket is not bound; PostgreSQL: its LISTEN connection is down). "
                 "It bounds how late such a share can be. With notices arriving, the check "
-                "runs only as a safety net (every 2 s). "
+                "runs only as a safety net (every 2 s on PostgreSQL; on SQLite when the database is "
+                "written, at most every 2 s). "
                 "Default: EXPIRY_PICKUP_INTERVAL (%(default)s)."
             ),
         )
