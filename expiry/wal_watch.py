@@ -44,6 +44,8 @@ _libc = ctypes.CDLL(None, use_errno=True)
 
 def watch_folder(folder: Path) -> int:
     """An inotify descriptor (non-blocking, close-on-exec) watching `folder`."""
+    if not hasattr(_libc, "inotify_init1"):  # not Linux: the daemon keeps its clock
+        raise OSError("inotify is not available")
     fd = _libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
     if fd < 0:
         raise OSError(ctypes.get_errno(), "inotify_init1 failed")
