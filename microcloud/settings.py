@@ -352,8 +352,9 @@ EXPIRY_REFRESH_INTERVAL = envfloat("EXPIRY_REFRESH_INTERVAL", 0)
 EXPIRY_COALESCE = envfloat("EXPIRY_COALESCE", 0.0005)
 # Seconds between checks for shares created or renewed by other processes.
 EXPIRY_PICKUP_INTERVAL = envfloat("EXPIRY_PICKUP_INTERVAL", 0.05)
-# Seconds the daemons' lease lasts unless renewed (SQLite: one daemon works,
-# the others stand by and take over within about this after a crash).
+# Seconds a lease kept as a row lasts unless renewed (PostgreSQL with
+# `runexpiry --lease on`: a stand-by takes over within about this after a
+# crash). SQLite's lease is a lock on a file beside the database: no ttl.
 EXPIRY_LEASE_TTL = envfloat("EXPIRY_LEASE_TTL", 5.0)
 # SQLite: the UNIX datagram socket web processes notify the daemon through
 # (default: the database file's path + ".wakeup").
