@@ -185,25 +185,12 @@ def change_events(share_id: int, at: datetime, before: dict, after: dict, *, end
     return events
 
 
-def record_download(
-    cursor,
-    connection,
-    share_id: int,
-    at: datetime,
-    *,
-    visitor: Visitor | None,
-    size: int | None,
-    kind: str = ShareEvent.Kind.DOWNLOADED,
-    details: str = "{}",
-) -> None:
-    """Record a response its statement allowed (its `kind`: downloaded,
-    resumed or previewed), with the bytes of its range and `details`,
-    JSON saying which file or the zip, with `cursor`
-    inside that statement's transaction; then share_events_saved as for any
-    events."""
-    event = insert_download_event(
-        cursor, connection, share_id, at, visitor=visitor, size=size, kind=kind, details=details
-    )
+def record_download(cursor, connection, share_id: int, at: datetime, **fields) -> None:
+    """Record a response its statement allowed (insert_download_event's
+    `fields`: its visitor, the bytes of its range, its kind and details) with
+    `cursor` inside that statement's transaction; then share_events_saved as
+    for any events."""
+    event = insert_download_event(cursor, connection, share_id, at, **fields)
     share_events_saved.send(sender=ShareEvent, events=[event], using=connection.alias)
 
 
@@ -215,13 +202,15 @@ def insert_download_event(
     *,
     visitor: Visitor | None,
     size: int | None,
-    kind: str,
-    details: str,
+    kind: str = ShareEvent.Kind.DOWNLOADED,
+    details: str = "{}",
 ) -> ShareEvent:
-    """record_download's INSERT alone: the caller sends share_events_saved
-    for it (a batch of downloads sends one signal for all of its events).
-    Written out: bulk_create's building of it cost more CPU than the
-    download's UPDATE."""
+    """The event of a response its statement allowed (`kind`: downloaded,
+    resumed or previewed), with the bytes of its range and `details`, JSON
+    saying which file or the zip; the caller sends share_events_saved for it
+    (a batch of downloads sends one signal for all of its events). Written
+    out: bulk_create's building of it cost more CPU than the download's
+    UPDATE."""
     shown = visitor_fields(visitor)
     table = connection.ops.quote_name(ShareEvent._meta.db_table)
     columns = "share_id, kind, at, bytes, client_address, user_agent, details"
