@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from bench.side_by_side import FIGURES
+from bench.side_report import FIGURES
 from bench.tests.running import VENDOR, require_wrk, run_module
 
 pytestmark = pytest.mark.bench
