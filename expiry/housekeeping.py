@@ -20,10 +20,10 @@
   passed; the first failure ends the retries of the pass, so an unreachable
   storage costs one timeout a pass, not one per file.
 
-Idle cost: the sweep first asks whether any ephemeral file exists at all
-(a raw one-row probe of the partial index of ephemeral files, ~5 us) and
-runs its query (built by the ORM: ~1.5 ms of CPU)
-only if one does; the purge is one policy read and one query over the
+Idle cost: the sweep and each reap first ask whether any ephemeral file
+exists at all (a raw one-row probe of the partial index of ephemeral files,
+~5 us) and run their query (built by the ORM: ~1.5 ms of CPU for the
+sweep, several for a reap of thousands of ids) only if one does; the purge is one policy read and one query over the
 partial index of ended shares, after a one-row probe of the pending
 deletions. The scheduler comes first: this work runs only when no share is due,
 and (except pending reaps, which are quick) only when the next deadline is at
@@ -128,7 +128,8 @@ class Housekeeper:
             if self._expired and now >= self.next_reap:
                 chunk, self._expired = self._expired[:REAP_CHUNK], self._expired[REAP_CHUNK:]
                 self.next_reap = now + (0 if self._expired else REAP_EVERY)
-                self.reaped += reap_after_shares(chunk, self.using)
+                if self._any_ephemeral_file():  # none: no file of theirs is to be reaped
+                    self.reaped += reap_after_shares(chunk, self.using)
                 return True
             early = min(SWEEP_EARLY, self.sweep_interval / 2)
             if now >= self.next_sweep - early and (room >= ROOM or now >= self.next_sweep + MAX_DEFER):

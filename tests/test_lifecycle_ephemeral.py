@@ -264,6 +264,22 @@ def test_the_housekeeper_sweeps_only_when_an_ephemeral_file_exists(shared_file, 
     assert present(shared_file)
 
 
+def test_the_housekeeper_reaps_with_a_probe_alone_when_no_ephemeral_file_exists(shared_file, media_root):
+    """At 10,000 expiries a second the reap's query (thousands of ids, built
+    by the ORM) stalled the daemon every 0.25 s; with no ephemeral file there
+    is nothing it could reap."""
+    clock = [100.0]
+    housekeeper = Housekeeper(clock=lambda: clock[0])
+    housekeeper.next_sweep = housekeeper.next_purge = clock[0] + 60  # only reaps in this test
+    housekeeper.note_expired(list(range(1, 2001)))
+    with CaptureQueriesContext(connection) as queries:
+        assert housekeeper.step(room=0)
+    assert [query["sql"] for query in queries] == [queries[0]["sql"]]
+    assert queries[0]["sql"].endswith("delete_when_unshared LIMIT 1")
+    assert housekeeper._expired == []
+    assert present(shared_file)
+
+
 def test_the_housekeeper_sweep_still_reaps_when_an_ephemeral_file_exists(ephemeral, media_root):
     share = share_of(ephemeral)
     Share.objects.filter(pk=share.pk).update(
