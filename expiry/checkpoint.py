@@ -8,6 +8,12 @@ one between their deadline and their expiry). The daemon's connection turns
 automatic checkpoints off (ShareStore._tune) and this thread checkpoints from
 a connection of its own instead: PASSIVE, so it never blocks a writer or a
 reader, and the sqlite3 module releases the GIL while it runs.
+
+While the daemon writes without a pause (thousands of expiries a second) a
+PASSIVE checkpoint never finds the WAL fully copied, so the WAL grows until
+the writes pause; the first commit after a complete checkpoint starts it
+over. A RESTART checkpoint would start it over at once, but it holds the
+write lock while it finishes, and that held the daemon's expiries 8-20 ms.
 """
 
 import logging
@@ -20,11 +26,15 @@ from sharing.signals import shares_expired
 
 logger = logging.getLogger("expiry")
 
-# Checkpoint at most once a second while the daemon is expiring shares, and
-# every five minutes otherwise, for its other writes (reminder claims,
-# purges, uploads removed): the WAL holds no more than about a second of
-# expiries, and an idle daemon writes nothing (its lease is a lock).
-BUSY_INTERVAL = 1.0
+# Checkpoint every 0.1 s while the daemon is expiring shares, and every five
+# minutes otherwise, for its other writes (reminder claims, purges, uploads
+# removed); an idle daemon writes nothing (its lease is a lock). Small and
+# often: a checkpoint's fsync held up the daemon's next appends to the WAL
+# (the file system's journal), by more the more it had to write; once a
+# second, every second at 10,000 expiries a second was 10-25 ms late, every
+# 0.1 s the p99 lateness is ~2 ms (docs/benchmarks.md, "Checkpoints small
+# and often").
+BUSY_INTERVAL = 0.1
 IDLE_INTERVAL = 300.0
 
 
