@@ -28,6 +28,7 @@ def measure(template: Path, coalesce: float) -> dict:
     """Expire every share of a copy of `template` with slack `coalesce`."""
     from datetime import UTC, datetime
 
+    from django.conf import settings
     from django.db import connection
 
     from expiry.checkpoint import WalCheckpointer
@@ -54,6 +55,7 @@ def measure(template: Path, coalesce: float) -> dict:
         clock=clock,
         refresh_interval=3600,
         coalesce=coalesce,
+        coalesce_full_rate=settings.EXPIRY_COALESCE_FULL_RATE or None,  # as runexpiry has it
         reminders=ReminderSchedule(clock=clock, send=lambda share_id: None),
     )
     housekeeper = Housekeeper(clock=clock).connect()
@@ -91,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.cost_probe", description=__doc__.split("\n\n")[0])
     parser.add_argument("--shares", type=int, default=30_000)
     parser.add_argument("--seconds", type=float, default=3.0, help="the deadlines' spread (rate = shares / seconds)")
-    parser.add_argument("--coalesce", type=float, nargs="+", default=[0.0005], metavar="SECONDS")
+    parser.add_argument("--coalesce", type=float, nargs="+", default=[0.001], metavar="SECONDS")
     parser.add_argument("--ordered", action="store_true", help="ids in deadline order (see --rate-ordered)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)

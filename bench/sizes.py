@@ -38,7 +38,7 @@ class Sizes:
     # engine settings
     sweep_interval: float = 1.0
     daemon_refresh_interval: float = 60.0
-    daemon_coalesce: float = 0.0005  # runexpiry --coalesce (its default, EXPIRY_COALESCE)
+    daemon_coalesce: float = 0.001  # runexpiry --coalesce (its default, EXPIRY_COALESCE)
 
 
 FULL = Sizes()

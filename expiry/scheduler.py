@@ -40,6 +40,7 @@ from datetime import timedelta
 
 from expiry import bursts
 from expiry.bursts import ChunkedExpiry
+from expiry.coalescing import Coalescing
 from expiry.notify import valid_deadline
 from expiry.reminders import NoReminders
 from expiry.rows import NoRows
@@ -89,6 +90,7 @@ class ExpiryScheduler(ChunkedExpiry):
         pickup_interval: float = 0.05,
         batch_size: int | None = None,
         coalesce: float = 0.0,
+        coalesce_full_rate: float | None = None,
         reminders=None,
         uploads=None,
         requests=None,
@@ -101,9 +103,10 @@ class ExpiryScheduler(ChunkedExpiry):
         self.pickup_interval = pickup_interval
         self.batch_size = batch_size or store.max_batch
         # Timer coalescing: when the head falls due and another share is due
-        # within this many seconds, wait for it and expire both in one
-        # statement. A lone share is never delayed.
-        self.coalesce = coalesce
+        # within the slack, wait for it and expire both in one statement. A
+        # lone share is never delayed. The slack is `coalesce`, or with
+        # `coalesce_full_rate` follows the load up to it (expiry.coalescing).
+        self.coalescing = Coalescing(coalesce, coalesce_full_rate)
         self.stats = ExpiryStats()
         # Each share's second deadline (its reminder), fed by the same refresh and pick-up.
         self.reminders = reminders if reminders is not None else NoReminders()
@@ -139,6 +142,11 @@ class ExpiryScheduler(ChunkedExpiry):
             self.watcher.take_notices()
 
     # --- state ---------------------------------------------------------------
+
+    @property
+    def coalesce(self) -> float:
+        """The most a due share waits for others (seconds)."""
+        return self.coalescing.coalesce
 
     def __len__(self) -> int:
         """The number of shares scheduled (stale heap entries not counted)."""
@@ -237,14 +245,15 @@ class ExpiryScheduler(ChunkedExpiry):
 
     def _wake_time(self) -> float:
         """When the heap head should be expired: at its deadline, or up to
-        `coalesce` later when another share falls due within that slack."""
+        the slack later when another share falls due within it."""
         heap = self._heap
         head = heap[0][0]
-        if self.coalesce:
+        slack = self.coalescing.slack(head) if self.coalescing.coalesce else 0.0
+        if slack:
             # The second smallest entry is one of the head's two children.
             second = min(heap[1][0] if len(heap) > 1 else math.inf, heap[2][0] if len(heap) > 2 else math.inf)
-            if second <= head + self.coalesce:
-                return head + self.coalesce
+            if second <= head + slack:
+                return head + slack
         return head
 
     def catch_up(self) -> int:
@@ -388,6 +397,7 @@ class ExpiryScheduler(ChunkedExpiry):
         # A burst may also expire overdue shares the heap never held (written
         # without a notice moments ago): their lateness is in ended_at alone.
         worst = stamp - min((deadline_of[i] for i in expired if i in deadline_of), default=stamp)
+        self.coalescing.record(len(expired), stamp)
         self.stats.expired += len(expired)
         self.stats.batches += 1
         self.stats.worst_lateness = max(self.stats.worst_lateness, worst)

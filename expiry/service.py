@@ -160,6 +160,7 @@ def build_service(
     refresh_interval: float | None = None,
     pickup_interval: float | None = None,
     coalesce: float | None = None,
+    coalesce_full_rate: float | None = None,
     lease: str = "auto",
     lease_ttl: float | None = None,
     lease_owner: str | None = None,
@@ -175,7 +176,8 @@ def build_service(
 
     Options left None take runexpiry's defaults from the settings
     (EXPIRY_REFRESH_INTERVAL, else the reference rule; EXPIRY_PICKUP_INTERVAL,
-    EXPIRY_COALESCE, EXPIRY_LEASE_TTL). `lease`: "on", "off", or "auto" (on
+    EXPIRY_COALESCE, EXPIRY_COALESCE_FULL_RATE (0: the whole slack at any
+    rate), EXPIRY_LEASE_TTL). `lease`: "on", "off", or "auto" (on
     for SQLite, off for PostgreSQL, where all daemons work at once); which
     kind of lease, lease_for() decides; `lease_keeper` is one built by the
     caller instead (tests).
@@ -197,6 +199,8 @@ def build_service(
         watcher=watcher if watcher is not None else watcher_for(),
         pickup_interval=settings.EXPIRY_PICKUP_INTERVAL if pickup_interval is None else pickup_interval,
         coalesce=settings.EXPIRY_COALESCE if coalesce is None else coalesce,
+        coalesce_full_rate=(settings.EXPIRY_COALESCE_FULL_RATE if coalesce_full_rate is None else coalesce_full_rate)
+        or None,
         # Not for --once: a cron run expires what is due and leaves.
         reminders=ReminderSchedule(clock=clock) if reminders else None,
         uploads=UploadSchedule(clock=clock) if uploads else None,

@@ -96,11 +96,13 @@ def test_options_left_out_take_runexpirys_defaults_from_the_settings(settings):
     settings.EXPIRY_REFRESH_INTERVAL = 120.0
     settings.EXPIRY_PICKUP_INTERVAL = 0.2
     settings.EXPIRY_COALESCE = 0.001
+    settings.EXPIRY_COALESCE_FULL_RATE = 2_000.0
     settings.EXPIRY_LEASE_TTL = 7.0
     service = build_service(lease="on", webhooks=False)
     assert service.scheduler.refresh_interval == 120.0
     assert service.scheduler.pickup_interval == 0.2
     assert service.scheduler.coalesce == 0.001
+    assert service.scheduler.coalescing.full_rate == 2_000.0
     if connection.vendor == "sqlite":
         assert isinstance(service.lease, LockLease)  # a lock: no ttl
     else:
@@ -108,9 +110,12 @@ def test_options_left_out_take_runexpirys_defaults_from_the_settings(settings):
         assert service.lease.ttl == 7.0
     assert service.webhooks is None
 
-    given = build_service(refresh_interval=30.0, pickup_interval=0.5, coalesce=0.0, lease="off", reminders=False)
+    given = build_service(
+        refresh_interval=30.0, pickup_interval=0.5, coalesce=0.0, coalesce_full_rate=0, lease="off", reminders=False
+    )
     assert (given.scheduler.refresh_interval, given.scheduler.pickup_interval) == (30.0, 0.5)
     assert given.scheduler.coalesce == 0.0
+    assert given.scheduler.coalescing.full_rate is None  # 0: the whole slack at any rate
     assert given.lease is None
     assert given.webhooks is not None
 

@@ -23,6 +23,16 @@ def non_negative_seconds(raw: str) -> float:
     return value
 
 
+def non_negative_rate(raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a number of expiries a second") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{raw!r} must be 0 or a positive number of expiries a second")
+    return value
+
+
 def positive_seconds(raw: str) -> float:
     try:
         value = float(raw)
@@ -86,10 +96,22 @@ class Command(WorkerChecks, BaseCommand):
             metavar="SECONDS",
             default=settings.EXPIRY_COALESCE,
             help=(
-                "Timer coalescing: when a share falls due and another falls due within this many "
-                "seconds, wait for it and expire both in one statement. Fewer statements when "
-                "thousands fall due each second, for at most this much added lateness; a lone share is "
-                "never delayed. 0 turns it off. Default: EXPIRY_COALESCE (%(default)s)."
+                "Timer coalescing: when a share falls due and another falls due within the slack, "
+                "wait for it and expire both in one statement. The slack is this many seconds when "
+                "--coalesce-full-rate shares or more expire each second, and in proportion below it: "
+                "fewer statements when thousands fall due each second, for at most this much added "
+                "lateness; a lone share is never delayed. 0 turns it off. "
+                "Default: EXPIRY_COALESCE (%(default)s)."
+            ),
+        )
+        parser.add_argument(
+            "--coalesce-full-rate",
+            type=non_negative_rate,
+            metavar="PER_SECOND",
+            default=settings.EXPIRY_COALESCE_FULL_RATE,
+            help=(
+                "Expiries a second (measured over the last 0.1 s) at which the whole --coalesce slack "
+                "applies; 0: at any rate. Default: EXPIRY_COALESCE_FULL_RATE (%(default)s)."
             ),
         )
         parser.add_argument(
@@ -135,6 +157,7 @@ class Command(WorkerChecks, BaseCommand):
             refresh_interval=options["refresh_interval"],
             pickup_interval=options["pickup_interval"],
             coalesce=options["coalesce"],
+            coalesce_full_rate=options["coalesce_full_rate"],
             lease=options["lease"],
             lease_ttl=options["lease_ttl"],
             webhooks=not options["no_webhooks"],
