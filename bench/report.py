@@ -204,7 +204,7 @@ def render(report: dict) -> str:
         )
         parts.append(
             f"RATE: {sizes['rate_shares']:,} shares due uniformly over {sizes['rate_seconds']:g} s "
-            f"(coalescing {sizes['daemon_coalesce'] * 1000:g} ms; "
+            f"(coalescing up to {sizes['daemon_coalesce'] * 1000:g} ms; "
             f"{'ids in deadline order' if sizes.get('rate_ordered') else 'deadlines in random id order'})\n"
             + table(headers, _pad(rows, len(headers)))
         )
