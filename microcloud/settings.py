@@ -112,10 +112,8 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
         "timeout": envfloat("SQLITE_BUSY_TIMEOUT", 20.0),
         # WAL lets readers run beside the writer; NORMAL makes a commit ~9 us
         # instead of ~0.15 ms and is still durable against process crashes.
-        # 2 KiB pages (for a database created from now on; an existing one
-        # keeps its own): an expiry dirties a few pages far apart, and half
-        # the bytes to write and checkpoint made it ~10 % cheaper; a share's
-        # row still fits a page.
+        # 2 KiB pages for new databases: an expiry dirties a few pages far
+        # apart, and half the bytes made it ~10 % cheaper (docs/benchmarks.md).
         "init_command": "PRAGMA page_size=2048; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     }
     # Tests use a file, not :memory:, so threads, the expiry daemon started as
@@ -350,11 +348,9 @@ if not (DOWNLOAD_OFFLOAD_PREFIX.startswith("/") and DOWNLOAD_OFFLOAD_PREFIX.ends
 # Seconds between the daemon's window reloads; 0 means "follow the policy"
 # (1 day when the default lifetime is a day or more, else a tenth of it).
 EXPIRY_REFRESH_INTERVAL = envfloat("EXPIRY_REFRESH_INTERVAL", 0)
-# Timer coalescing (seconds): a share due within the slack of the heap head
-# is expired in the same statement; bounded extra lateness, far fewer
-# statements at thousands of expiries a second (docs/benchmarks.md has the
-# curve). The slack is EXPIRY_COALESCE at EXPIRY_COALESCE_FULL_RATE expiries
-# a second or more and in proportion below (0: always the whole slack).
+# Timer coalescing (expiry.coalescing): the slack is EXPIRY_COALESCE seconds
+# at EXPIRY_COALESCE_FULL_RATE expiries a second or more, in proportion below
+# (a full rate of 0: always the whole slack).
 EXPIRY_COALESCE = envfloat("EXPIRY_COALESCE", 0.001)
 EXPIRY_COALESCE_FULL_RATE = envfloat("EXPIRY_COALESCE_FULL_RATE", 10_000.0)
 # Seconds between checks for shares created or renewed by other processes.

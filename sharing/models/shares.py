@@ -84,10 +84,8 @@ class Share(HoldsFiles, DownloadCounting, models.Model):
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="shares", db_index=False)
     token = models.CharField(max_length=64, unique=True, editable=False, default=new_share_token)
     created_at = models.DateTimeField(default=timezone.now)
-    # Bumped by an owner's or admin's writes (create, renew, unshare); an
-    # end by time or by the download limit is ended_at alone. The expiry daemon reads
-    # rows changed since its last look to pick up shares created or renewed
-    # after its refresh.
+    # Bumped by an owner's or admin's writes (create, renew, unshare), not by
+    # an end by time or limit; runexpiry's pick-up reads rows changed since.
     updated_at = models.DateTimeField(default=timezone.now)
     expires_at = models.DateTimeField()
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
@@ -143,9 +141,8 @@ class Share(HoldsFiles, DownloadCounting, models.Model):
                 name="share_active_expiry_idx",
             ),
             # runexpiry's pick-up query: active shares written since its last
-            # look. Over every row, not only active ones: an expiry leaves
-            # updated_at alone and so never touches this index (a partial one
-            # lost the row at each expiry, ~7 us of the daemon's time a share).
+            # look. Over every row: an expiry, leaving updated_at alone, never
+            # touches it (a partial index lost a row at each expiry, ~7 us).
             models.Index(fields=["updated_at"], name="share_updated_idx"),
             models.Index(fields=["owner", "-created_at"], name="share_owner_created_idx"),
             # The daemon's retention purge: ended shares, oldest end first.
