@@ -13,7 +13,9 @@ notice is sent once however many downloads race.
 share_events_saved is sent INSIDE the transaction that wrote new ShareEvent
 rows (ShareEvent.record and save_all), after their INSERT, so a listener's
 writes (the webhooks outbox) commit or roll back with the events. Arguments:
-events (list of saved ShareEvent, ids set), using (database alias).
+events (list of saved ShareEvent, ids set), using (database alias), and
+outboxed=True when the statement that wrote them also wrote the rows of
+every registered outbox (sharing.models.outboxes), which then add nothing.
 
 share_ended is sent INSIDE the transaction that ended a share by unsharing,
 by its download limit or by a new limit (an end other than by time), once

@@ -92,6 +92,26 @@ def test_a_batch_that_waited_past_the_deadline_refuses_every_download(shared_fil
     assert downloaded_events(share) == []
 
 
+def test_a_deadline_that_passed_during_the_wait_refuses_every_download(shared_file):
+    share = hot_link(shared_file)
+
+    def deadline_passes_meanwhile(held):
+        # Every download began before this deadline and waits past it: a
+        # time read before the wait would serve.
+        deadline = timezone.now() + timedelta(milliseconds=200)
+        stamp = connection.ops.adapt_datetimefield_value(deadline)
+        if connection.vendor == "sqlite":
+            held.conn.execute("UPDATE sharing_share SET expires_at = ? WHERE id = ?", [stamp, share.pk])
+        else:
+            held.conn.execute("UPDATE sharing_share SET expires_at = %s WHERE id = %s", [stamp, share.pk])
+        assert wait_until(lambda: timezone.now() > deadline + timedelta(milliseconds=20), timeout=5)
+
+    results = downloads_while_locked(share, while_held=deadline_passes_meanwhile)
+    assert results == [None] * CALLERS
+    assert Download.objects.filter(share=share).count() == 0
+    assert downloaded_events(share) == []
+
+
 def test_resumes_in_a_batch_are_recorded_without_counting_a_copy(shared_file):
     share = hot_link(shared_file)
     results = downloads_while_locked(share, first=4)

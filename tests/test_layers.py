@@ -23,7 +23,7 @@ PROJECT_PACKAGES = {
 APPS = ["sharing", "expiry", "links", "web", "webhooks", "notices", "ratelimit", "uploads", "collect"]
 # sharing/models/, lowest first: a module imports only from layers before its own.
 MODEL_LAYERS = [
-    {"state", "budget", "events", "policy"},
+    {"state", "budget", "events", "policy", "outboxes"},
     {"quotas"},
     {"files"},
     {"items", "leftovers", "quick_downloads"},

@@ -55,6 +55,25 @@ def test_a_download_and_the_limit_it_reached_both_go_out_in_order(alice, shared_
     assert [row.event.kind for row in deliveries(endpoint=hook)] == ["downloaded", "download_limit_reached"]
 
 
+def test_downloads_of_a_link_without_a_limit_go_out_once_each(alice, bob, shared_file):
+    # The quick path (sharing.models.quick_downloads): on PostgreSQL its one
+    # statement writes the deliveries, on SQLite the batch's signal does.
+    hook = endpoint(alice, ["downloaded", "resumed"])
+    only_expired = endpoint(alice, ["expired"])
+    endpoint(bob, ["downloaded", "resumed"])  # another owner's: never alice's downloads
+    share = new_share(shared_file)
+    assert share.count_download()
+    resumed = share.reserve_bytes(first=1, end=shared_file.size)
+    assert resumed is not None
+    resumed.settle(resumed.end)
+    events = list(ShareEvent.objects.filter(share=share, kind__in=["downloaded", "resumed"]).order_by("id"))
+    assert [event.kind for event in events] == ["downloaded", "resumed"]
+    rows = deliveries()
+    assert [(row.endpoint_id, row.event_id) for row in rows] == [(hook.pk, event.pk) for event in events]
+    assert [row.webhook_id for row in rows] == [webhook_id(event.pk, hook.pk) for event in events]
+    assert not deliveries(endpoint=only_expired)
+
+
 def test_a_rolled_back_change_leaves_no_delivery(alice, shared_file):
     endpoint(alice, ["created"])
     seen = []

@@ -8,10 +8,12 @@ event that commits has its deliveries and one that rolls back has none:
 - events saved by the models (ShareEvent.record, save_all) reach
   `add_deliveries` through the share_events_saved signal (sharing never
   imports this app);
-- the one expiry path's raw SQL (sharing.models.expiring) takes
-  ExpiryDeliveries through add_expiry_outbox: `pg_expiry_deliveries` joins its
-  data-modifying WITH (PostgreSQL); `sqlite_event_mark` and
-  `sqlite_add_deliveries` run on its raw connection (SQLite).
+- the paths that write events in raw SQL (the expiry; on PostgreSQL the quick
+  downloads) take EventDeliveries through sharing.models.outboxes:
+  `pg_event_deliveries` joins their data-modifying WITH (PostgreSQL);
+  `sqlite_event_mark` and `sqlite_add_deliveries` run on the expiry's raw
+  connection (SQLite). Their events' share_events_saved then says
+  outboxed=True, and add_deliveries leaves them alone.
 
 With no endpoint the INSERT finds nothing to join: an index probe, no write.
 """
@@ -20,7 +22,7 @@ from django.db import connections
 from django.dispatch import receiver
 
 from sharing.models import Share, ShareEvent
-from sharing.models.expiring import add_expiry_outbox
+from sharing.models.outboxes import add_event_outbox
 from sharing.signals import share_events_saved
 from webhooks.models import WebhookDelivery, WebhookEndpoint
 
@@ -54,8 +56,11 @@ def _insert_select(vendor: str, source: str, where: str = "") -> str:
 
 
 @receiver(share_events_saved, dispatch_uid="webhooks.outbox")
-def add_deliveries(sender, events: list[ShareEvent], using: str, **kwargs) -> None:
-    """Insert the deliveries of `events` (just saved, in the caller's transaction)."""
+def add_deliveries(sender, events: list[ShareEvent], using: str, outboxed: bool = False, **kwargs) -> None:
+    """Insert the deliveries of `events` (just saved, in the caller's
+    transaction), unless the statement that saved them did (`outboxed`)."""
+    if outboxed:
+        return
     ids = [event.pk for event in events if event.pk is not None]
     if not ids:
         return
@@ -66,8 +71,8 @@ def add_deliveries(sender, events: list[ShareEvent], using: str, **kwargs) -> No
         cursor.execute(sql, ids)
 
 
-def pg_expiry_deliveries(events_cte: str) -> str:
-    """PostgreSQL: a CTE (", deliveries AS (...)") for the expiry's WITH that
+def pg_event_deliveries(events_cte: str) -> str:
+    """PostgreSQL: a CTE (", deliveries AS (...)") for a data-modifying WITH that
     inserts the deliveries of the rows `events_cte` inserted (it must return
     id, share_id, kind, at). Part of the same statement, so atomic with it."""
     return f", webhook_deliveries AS ({_insert_select('postgresql', events_cte)})"
@@ -88,12 +93,13 @@ def sqlite_add_deliveries(raw, after_event_id: int) -> None:
     raw.execute(_insert_select("sqlite", EVENT, "WHERE e.id > ?"), [after_event_id])
 
 
-class ExpiryDeliveries:
-    """The outbox's part in every expiry's transaction (sharing.models.expiring)."""
+class EventDeliveries:
+    """The outbox's part in the statements that write events in raw SQL
+    (sharing.models.outboxes)."""
 
-    postgres_cte = staticmethod(pg_expiry_deliveries)
+    postgres_cte = staticmethod(pg_event_deliveries)
     sqlite_mark = staticmethod(sqlite_event_mark)
     sqlite_add = staticmethod(sqlite_add_deliveries)
 
 
-add_expiry_outbox(ExpiryDeliveries)
+add_event_outbox(EventDeliveries)

@@ -211,19 +211,29 @@ def insert_download_event(
     (a batch of downloads sends one signal for all of its events). Written
     out: bulk_create's building of it cost more CPU than the download's
     UPDATE."""
-    shown = visitor_fields(visitor)
     table = connection.ops.quote_name(ShareEvent._meta.db_table)
-    columns = "share_id, kind, at, bytes, client_address, user_agent, details"
+    at_value = connection.ops.adapt_datetimefield_value(at)
     cursor.execute(
-        f"INSERT INTO {table} ({columns}) VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING id",
+        f"INSERT INTO {table} ({DOWNLOAD_EVENT_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING id",
         [
             share_id,
-            kind,
-            connection.ops.adapt_datetimefield_value(at),
-            size,
-            connection.ops.adapt_ipaddressfield_value(shown.get("client_address")),
-            shown.get("user_agent", ""),
-            details,
+            at_value,
+            *download_event_values(connection, visitor=visitor, size=size, kind=kind, details=details),
         ],
     )
     return ShareEvent(pk=cursor.fetchone()[0], share_id=share_id, kind=kind, at=at)
+
+
+# A download event's columns: share_id and at, then download_event_values's.
+DOWNLOAD_EVENT_COLUMNS = "share_id, at, kind, bytes, client_address, user_agent, details"
+
+
+def download_event_values(connection, *, visitor: Visitor | None, size: int | None, kind: str, details: str) -> list:
+    shown = visitor_fields(visitor)
+    return [
+        kind,
+        size,
+        connection.ops.adapt_ipaddressfield_value(shown.get("client_address")),
+        shown.get("user_agent", ""),
+        details,
+    ]

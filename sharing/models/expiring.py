@@ -9,7 +9,7 @@ such a share all end it here, with one set of side effects:
   it RETURNs are exactly the shares this call expired;
 - an expired ShareEvent per share, in the same transaction (lateness is the
   commit's stamp minus the deadline), and whatever other apps add to that
-  transaction through add_expiry_outbox (the webhooks outbox's deliveries);
+  transaction (sharing.models.outboxes: the webhooks outbox's deliveries);
 - after the commit, the shares_expired signal with those ids; its receiver in
   sharing.models.removal reaps the ephemeral files of shares that ended.
 
@@ -22,40 +22,16 @@ expiries a second the ORM's building of them cost more than running them.
 import json
 from datetime import UTC, datetime
 from functools import partial
-from typing import Protocol
 
 from django.db import connections
 from django.utils.duration import duration_microseconds
 
 from sharing.models.events import ShareEvent
+from sharing.models.outboxes import event_outboxes, postgres_ctes
 from sharing.models.shares import Share
 from sharing.models.state import EndReason, Status, due_sql
 from sharing.signals import shares_expired
 from sqlite_writers.poll import begin_immediate
-
-
-class ExpiryOutbox(Protocol):
-    """SQL another app adds to the expiry's transaction (see add_expiry_outbox)."""
-
-    def postgres_cte(self, events_cte: str) -> str:
-        """A ", name AS (...)" CTE for the expiry's data-modifying WITH, reading
-        the rows `events_cte` inserted (id, share_id, kind, at)."""
-
-    def sqlite_mark(self, raw):
-        """Before the events are inserted: where they will start, or None when
-        there is nothing to add."""
-
-    def sqlite_add(self, raw, mark) -> None:
-        """After the events are inserted, in the same transaction."""
-
-
-_outboxes: list[ExpiryOutbox] = []
-
-
-def add_expiry_outbox(outbox: ExpiryOutbox) -> None:
-    """Have `outbox` write its rows in every expiry's transaction (once)."""
-    if outbox not in _outboxes:
-        _outboxes.append(outbox)
 
 
 def expire_shares(share_ids: list[int], now: datetime, using: str = "default") -> list[int]:
@@ -130,7 +106,7 @@ def _claim(share_ids: list[int] | None, now: datetime, using: str, order_limit: 
         # PostgreSQL: the UPDATE, the INSERT of its events and the outboxes'
         # rows are one statement (a data-modifying WITH): one round trip, atomic.
         events = ops.quote_name(ShareEvent._meta.db_table)
-        added = "".join(outbox.postgres_cte("expired_events") for outbox in _outboxes)
+        added = postgres_ctes("expired_events")
         sql = (
             f"WITH expired AS ({sql} RETURNING id, expires_at), expired_events AS (INSERT INTO {events} "
             f"(share_id, kind, at, expires_at, lateness, user_agent, details) "
@@ -170,7 +146,7 @@ def _expire_sqlite(connection, sql: str, params: list, stamp: tuple[str, int]) -
     try:
         rows = raw.execute(sql, params).fetchall()
         if rows:
-            marks = [(outbox, outbox.sqlite_mark(raw)) for outbox in _outboxes]
+            marks = [(outbox, outbox.sqlite_mark(raw)) for outbox in event_outboxes()]
             _insert_sqlite_events(raw, rows, stamp)
             for outbox, mark in marks:
                 if mark is not None:  # None: nothing to add (e.g. no webhook endpoint)
