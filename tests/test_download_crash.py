@@ -3,13 +3,11 @@ download a client received whole is in the link's history.
 
 Each download's record (its history event, and its count) commits in the
 transaction that allows it, before the first byte of the response is sent;
-on SQLite downloads arriving together share that transaction
+downloads arriving together share that transaction
 (sharing.models.quick_downloads) and each response waits for its batch's
-commit, on PostgreSQL each is one statement that commits before its answer,
-so no answer the client got can be lost with the process. This test is how
-to tell that batching kept it so. Each request carries its own User-Agent,
-which the history keeps, so the test checks every answered download by name,
-not by count.
+commit, so no answer the client got can be lost with the process. This test
+is how to tell that batching kept it so. Each request carries its own User-Agent, which the history
+keeps, so the test checks every answered download by name, not by count.
 """
 
 import http.client
