@@ -118,11 +118,12 @@ def _run_batch(using: str, take) -> list[Outcome]:
         if postgres:
             _lock_shares(connection, cursor, sorted({job.share_id for job in jobs}))
         now = timezone.now()
+        stamp = connection.ops.adapt_datetimefield_value(now)
         servable, rule_params = servable_sql(connection, now)
         share = connection.ops.quote_name(_share_table())
         allowed = (f"FROM {share} WHERE id = %s AND {servable} AND {QUICK_COUNTABLE}", rule_params)
         for job in jobs:
-            event = record(cursor, connection, job, now, allowed)
+            event = record(cursor, connection, job, (now, stamp), allowed)
             if event is None:
                 cursor.execute(f"SELECT {QUICK_COUNTABLE} FROM {share} WHERE id = %s", [job.share_id])
                 countable = cursor.fetchone()
@@ -142,14 +143,14 @@ def _lock_shares(connection, cursor, share_ids: list[int]) -> None:
     cursor.execute(f"SELECT 1 FROM {table} WHERE id IN ({placeholders}) ORDER BY id FOR SHARE", share_ids)
 
 
-def _record(cursor, connection, job: QuickDownload, now, allowed) -> ShareEvent | None:
+def _record(cursor, connection, job: QuickDownload, decided, allowed) -> ShareEvent | None:
     """Decide `job` by its own statement (a pending Download row for a copy
     from byte 0) and insert its event; None when the row may not serve it
     this way. The batch's signal has the outboxes add their rows."""
+    now, stamp = decided
     condition, rule_params = allowed
     download = connection.ops.quote_name(Download._meta.db_table)
     if job.starts_copy:
-        stamp = connection.ops.adapt_datetimefield_value(now)
         cursor.execute(
             f"INSERT INTO {download} (share_id, started_at, pending) SELECT id, %s, %s {condition} RETURNING id",
             [stamp, True, job.share_id, *rule_params],
@@ -170,12 +171,12 @@ def _record(cursor, connection, job: QuickDownload, now, allowed) -> ShareEvent 
     )
 
 
-def _record_in_one_statement(cursor, connection, job: QuickDownload, now, allowed) -> ShareEvent | None:
+def _record_in_one_statement(cursor, connection, job: QuickDownload, decided, allowed) -> ShareEvent | None:
     """PostgreSQL: _record's decision, rows and event, and the outboxes' rows,
     as one data-modifying WITH: one round trip instead of three."""
+    now, stamp = decided
     condition, rule_params = allowed
     quote = connection.ops.quote_name
-    stamp = connection.ops.adapt_datetimefield_value(now)
     copy, copy_params = "", []
     if job.starts_copy:
         copy = (
