@@ -14,6 +14,8 @@ it calls `on_write` (the daemon looks now), then rests `pause` seconds
 (SAFETY_INTERVAL) and calls it again if more was written meanwhile: at most
 one look per pause however fast the writes come, and a write without a
 notice is seen at most `pause` after it, as with the clock it replaces.
+A commit is several writes (one per WAL frame), so the first event can come
+before the commit ends and that look find nothing: the next one finds it.
 The `-shm` file is written through mmap, which inotify does not see; SQLite
 never commits through it alone.
 """
