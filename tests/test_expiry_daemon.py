@@ -3,6 +3,7 @@
 import contextlib
 import io
 import os
+import re
 import select
 import signal
 import sqlite3
@@ -178,6 +179,21 @@ def test_once_expires_what_is_due_and_exits(shared_file):
 def test_bad_option_values_are_refused_with_a_message(option, value):
     with pytest.raises(CommandError, match=f"argument {option}: '{value}'"):
         call_command("runexpiry", option, value)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_runexpiry_freezes_its_start_up_before_the_daemon_starts():
+    """A full collection over Django's objects stalled the expiry thread
+    50-75 ms; frozen, they are not scanned (runexpiry.freeze_start_up)."""
+    daemon = start_manage("runexpiry", "--verbosity", "2", "--pickup-interval", "0.05")
+    try:
+        seen = wait_for_line(daemon.stderr, "refresh:", timeout=20)
+    finally:
+        stop(daemon)
+    frozen = re.search(r"(\d+) objects of the start-up frozen out of the garbage collector", seen)
+    assert frozen is not None, seen
+    assert int(frozen.group(1)) > 10_000  # Django alone tracks tens of thousands
+    assert seen.index(frozen.group(0)) < seen.index("refresh:")
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
