@@ -14,9 +14,9 @@ logger = logging.getLogger("expiry")
 VERBOSITY_LEVELS = {0: logging.WARNING, 1: logging.INFO, 2: logging.DEBUG, 3: logging.DEBUG}
 
 
-def freeze_start_up() -> int:
+def freeze_start_up() -> None:
     """Move what start-up made (Django, the settings, the URLconf: ~80,000
-    objects) out of the garbage collector's reach; return how many.
+    objects) out of the garbage collector's reach.
 
     A full collection scans every tracked object with the GIL held: 50-75 ms
     of the expiry thread at 10,000 expiries a second, a few times a run,
@@ -25,9 +25,7 @@ def freeze_start_up() -> int:
     """
     gc.collect()  # start-up's own garbage is not frozen with it
     gc.freeze()
-    frozen = gc.get_freeze_count()
-    logger.debug("%d objects of the start-up frozen out of the garbage collector", frozen)
-    return frozen
+    logger.debug("%d objects of the start-up frozen out of the garbage collector", gc.get_freeze_count())
 
 
 def non_negative_seconds(raw: str) -> float:
