@@ -142,19 +142,21 @@ class LockLease:
     # --- helpers ---------------------------------------------------------------
 
     def _try_lock(self) -> None:
-        fd = open_lock_file(self.path)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            if self._waiter is None:
-                self._waiter = LockWaiter(self)
-                self._waiter.start()
-            return
-        except BaseException:
-            os.close(fd)
-            raise
-        self._fd = fd
+        with _no_fork:  # a child forked before self._fd is set would keep a copy nobody closes
+            fd = open_lock_file(self.path)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+            except BaseException:
+                os.close(fd)
+                raise
+            else:
+                self._fd = fd
+                return
+        if self._waiter is None:
+            self._waiter = LockWaiter(self)
+            self._waiter.start()
 
     def _adopt(self, waiter: "LockWaiter", fd: int) -> bool:
         """The waiter's descriptor now holds the lock: make it ours, unless
@@ -201,7 +203,8 @@ class LockWaiter(threading.Thread):
 
     def run(self) -> None:
         try:
-            self.fd = open_lock_file(self.lease.path)
+            with _no_fork:  # as in LockLease._try_lock
+                self.fd = open_lock_file(self.lease.path)
             fcntl.flock(self.fd, fcntl.LOCK_EX)
         except OSError:
             logger.warning("cannot wait for the lease lock on %s", self.lease.path, exc_info=True)
@@ -220,6 +223,10 @@ class LockWaiter(threading.Thread):
 
 
 _leases: "weakref.WeakSet[LockLease]" = weakref.WeakSet()
+# Held from a lock file's open() until its descriptor is recorded, and across
+# fork(): a child then sees every descriptor it must close (a fork between the
+# two left the child a copy that kept the lock once the parent's thread got it).
+_no_fork = threading.Lock()
 _waiters: "weakref.WeakSet[LockWaiter]" = weakref.WeakSet()
 
 
@@ -238,6 +245,7 @@ def _forget_locks_in_child() -> None:
         _close_copy(fd)
     for lease in list(_leases):
         lease._forget_in_child()
+    _no_fork.release()  # held by the thread that forked, the only one here
 
 
-os.register_at_fork(after_in_child=_forget_locks_in_child)
+os.register_at_fork(before=_no_fork.acquire, after_in_parent=_no_fork.release, after_in_child=_forget_locks_in_child)
