@@ -10,12 +10,15 @@ from pathlib import Path
 
 import playwright
 import pytest
+from playwright.sync_api import Browser, BrowserType
+from playwright.sync_api import Error as PlaywrightError
 
 from tests.browser.helpers import is_true
 
 DEFAULT_CHROMIUM = "/usr/bin/chromium"  # Debian's package `chromium`
 # The browser builds this Playwright release was made for (it downloads none here).
 BUNDLED_BROWSERS = Path(playwright.__file__).parent / "driver" / "package" / "browsers.json"
+LAUNCH_ATTEMPTS = 3
 
 
 def chromium_executable(environ: Mapping[str, str] = os.environ) -> str:
@@ -47,3 +50,48 @@ def warn_on_version_gap(version: str) -> None:
             "if browser tests misbehave, pin the playwright release made for this Chromium",
             stacklevel=1,
         )
+
+
+class Chromium:
+    """One headless Chromium, started when first asked for and again after it died.
+
+    Chromium has crashed (SIGTRAP) while the rest of the suite loaded the
+    machine; with one browser for the whole package, every later browser test
+    of that worker then errored too. Asked for per test, a dead browser costs
+    at most the test it died in, and a start that fails is tried again with
+    the failure shown as a warning.
+    """
+
+    def __init__(self, launcher: BrowserType, executable: str, *, attempts: int = LAUNCH_ATTEMPTS):
+        self.launcher = launcher
+        self.executable = executable
+        self.attempts = attempts
+        self.launches = 0
+        self._browser: Browser | None = None
+
+    def browser(self) -> Browser:
+        """The running browser; a new one if there is none yet or it died."""
+        if self._browser is None or not self._browser.is_connected():
+            self._browser = self._launch()
+        return self._browser
+
+    def _launch(self) -> Browser:
+        for attempt in range(1, self.attempts + 1):
+            try:
+                browser = self.launcher.launch(executable_path=self.executable, headless=True)
+            except PlaywrightError as error:
+                if attempt == self.attempts:
+                    raise
+                warnings.warn(
+                    f"Chromium did not start (attempt {attempt} of {self.attempts}); starting it again: {error}",
+                    stacklevel=1,
+                )
+            else:
+                self.launches += 1
+                warn_on_version_gap(browser.version)
+                return browser
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def close(self) -> None:
+        if self._browser is not None and self._browser.is_connected():
+            self._browser.close()

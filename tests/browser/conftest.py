@@ -23,7 +23,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
 from pytest_django.live_server_helper import LiveServer
 
 from tests.browser.axe import mark_no_script
-from tests.browser.chromium import chromium_executable, warn_on_version_gap
+from tests.browser.chromium import Chromium, chromium_executable
 from tests.browser.network import close_checked, watch
 
 HERE = Path(__file__).resolve().parent
@@ -36,13 +36,13 @@ def pytest_itemcollected(item: pytest.Item) -> None:
 
 
 @pytest.fixture(scope="package")
-def browser() -> Iterator[Browser]:
-    """One headless Chromium for all the browser tests.
+def chromium() -> Iterator[Chromium]:
+    """Debian's Chromium, headless, for all the browser tests.
 
     Package-scoped, not session-scoped: while Playwright's sync API is started
     it marks its asyncio loop as running in the main thread, so Django refuses
     ORM calls there ("cannot call this from an async context") until it stops.
-    The browser therefore lives only while tests/browser/ runs, and ORM calls
+    Playwright therefore lives only while tests/browser/ runs, and ORM calls
     are allowed for that long: the test code is synchronous, the loop only
     waits for the browser in between.
     """
@@ -50,10 +50,15 @@ def browser() -> Iterator[Browser]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
         with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=executable, headless=True)
-            warn_on_version_gap(browser.version)
-            yield browser
-            browser.close()
+            chromium = Chromium(playwright.chromium, executable)
+            yield chromium
+            chromium.close()
+
+
+@pytest.fixture
+def browser(chromium: Chromium) -> Browser:
+    """The running Chromium, started again first if it died in an earlier test."""
+    return chromium.browser()
 
 
 @pytest.fixture(scope="session")

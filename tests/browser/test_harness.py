@@ -5,8 +5,9 @@ import stat
 
 import pytest
 from django.db import connection  # noqa: F401  (read by the skipif condition)
+from playwright.sync_api import Error as PlaywrightError
 
-from tests.browser.chromium import chromium_executable, warn_on_version_gap
+from tests.browser.chromium import Chromium, chromium_executable, warn_on_version_gap
 from tests.browser.helpers import axe_check, no_broken_requests, no_foreign_requests, request_log, save_screenshot
 from tests.browser.network import close_checked, origin_of
 from tests.helpers import free_port
@@ -75,6 +76,59 @@ def test_it_needs_an_executable_file(tmp_path):
 def test_it_warns_when_chromium_is_not_the_one_playwright_was_built_for():
     with pytest.warns(UserWarning, match="Chromium 1.0.0.0 is driven by a Playwright built for Chromium"):
         warn_on_version_gap("1.0.0.0")
+
+
+# --- starting Chromium -----------------------------------------------------
+
+
+class FailsFirst:
+    """Playwright's launcher, its first start pointed at no Chromium: a real failed start."""
+
+    def __init__(self, launcher):
+        self.launcher = launcher
+        self.starts = 0
+
+    def launch(self, **options):
+        self.starts += 1
+        if self.starts == 1:
+            options["executable_path"] = "/nowhere/chromium"
+        return self.launcher.launch(**options)
+
+
+def test_a_browser_that_is_gone_is_replaced_by_a_new_one(chromium):
+    own = Chromium(chromium.launcher, chromium.executable)
+    try:
+        first = own.browser()
+        assert own.browser() is first
+        assert own.launches == 1
+        first.close()  # as a crash leaves it: no longer connected
+        second = own.browser()
+        assert second is not first
+        assert second.is_connected()
+        assert own.launches == 2
+        assert second.new_page().evaluate("1 + 1") == 2
+    finally:
+        own.close()
+
+
+def test_a_start_that_fails_is_tried_again_and_shown(chromium):
+    launcher = FailsFirst(chromium.launcher)
+    own = Chromium(launcher, chromium.executable)
+    try:
+        shown = r"Chromium did not start \(attempt 1 of 3\); starting it again: .*nowhere"
+        with pytest.warns(UserWarning, match=shown):
+            browser = own.browser()
+        assert browser.is_connected()
+        assert (launcher.starts, own.launches) == (2, 1)
+    finally:
+        own.close()
+
+
+def test_the_last_failed_start_is_raised(chromium):
+    own = Chromium(chromium.launcher, "/nowhere/chromium", attempts=2)
+    with pytest.warns(UserWarning, match=r"attempt 1 of 2"), pytest.raises(PlaywrightError, match="nowhere"):
+        own.browser()
+    assert own.launches == 0
 
 
 # --- the request log -------------------------------------------------------
