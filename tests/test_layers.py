@@ -30,7 +30,7 @@ MODEL_LAYERS = [
     {"downloads"},
     {"querysets"},
     {"shares"},
-    {"lookup", "expiring"},
+    {"lookup", "expiring", "folding"},
     {"reactivation", "removal"},
 ]
 

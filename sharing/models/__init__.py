@@ -42,6 +42,7 @@ from sharing.models.files import (
     refund_deleted_file,
     stored_file_path,
 )
+from sharing.models.folding import fold_pending
 from sharing.models.items import MAX_FILES_PER_SHARE, ShareItem
 from sharing.models.leftovers import BytesToDelete, delete_stored_bytes, retry_deletions
 from sharing.models.policy import SharingPolicy, format_duration
@@ -54,7 +55,6 @@ from sharing.models.shares import (
     MAX_DOWNLOADS_LIMIT,
     MESSAGE_MAX_LENGTH,
     Share,
-    fold_pending,
     new_share_token,
 )
 from sharing.models.state import EndState, Fate, locked_now

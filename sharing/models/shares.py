@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from sharing import rows
 from sharing.models import budget, state
-from sharing.models.downloads import Download, DownloadCounting, any_pending, fold_locked
+from sharing.models.downloads import DownloadCounting, fold_locked
 from sharing.models.events import ShareEvent, Visitor, change_events
 from sharing.models.files import StoredFile
 from sharing.models.items import HoldsFiles, ShareItem, check_files, file_ids_of
@@ -53,9 +53,6 @@ MAX_DOWNLOADS_LIMIT = 1_000_000_000
 MESSAGE_MAX_LENGTH = 1000
 
 SHARE_TOKEN_BYTES = 32  # 256 random bits: far beyond guessing (128 would do).
-# Shares folded per transaction by the background fold: bounded work under
-# locks that downloads of those shares wait for.
-FOLD_BATCH = 500
 
 
 def new_share_token() -> str:
@@ -431,23 +428,3 @@ class Share(HoldsFiles, DownloadCounting, models.Model):
 def announce_schedule(share_id: int, expires_at: datetime) -> None:
     """Tell the expiry daemons a share's deadline (call after the commit that set it)."""
     share_schedule_changed.send(sender=Share, share_id=share_id, expires_at=expires_at)
-
-
-def fold_pending(limit: int = FOLD_BATCH, using: str = "default") -> int:
-    """Fold the pending downloads of up to `limit` shares into their
-    download_count (sharing.models.downloads); return how many shares were
-    folded (fewer than `limit`: nothing more is pending now)."""
-    if not any_pending(using):
-        return 0  # the daemon's usual case: no write transaction for nothing
-    with transaction.atomic(using=using):
-        share_ids = list(
-            Download.objects.using(using)
-            .filter(pending=True)
-            .order_by("share_id")
-            .values_list("share_id", flat=True)
-            .distinct()[:limit]
-        )
-        if share_ids:
-            locked_now(Share.objects.using(using).filter(pk__in=share_ids))
-            fold_locked(share_ids, using)
-    return len(share_ids)
