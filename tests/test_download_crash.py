@@ -14,7 +14,6 @@ import http.client
 import os
 import signal
 import threading
-import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -27,6 +26,10 @@ from tests.helpers import free_port, report, start_web, stop, wait_for_port, wai
 pytestmark = [pytest.mark.fault, pytest.mark.django_db(transaction=True)]
 
 CLIENTS = 16
+# Answers to see before the kill, and after it: the kill falls in a stream of
+# downloads, and the service is seen to go on after it.
+ANSWERED_BEFORE = 200
+ANSWERED_AFTER = 200
 DATA = b"a hot link's 100 bytes".ljust(100, b".")
 
 
@@ -35,7 +38,7 @@ def workers_of(master: int) -> list[int]:
     return [int(pid) for pid in children]
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(240)
 @pytest.mark.parametrize("limit", [None, 100_000], ids=["unlimited", "limited"])
 def test_a_killed_worker_loses_no_answered_download(tmp_path, settings, alice, make_file, limit, capsys):
     stored = make_file(alice, name="hot.txt", data=DATA)
@@ -67,21 +70,24 @@ def test_a_killed_worker_loses_no_answered_download(tmp_path, settings, alice, m
                 with lock:
                     answered.append(agent)
 
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(CLIENTS)]
     try:
         wait_for_port(port, 30, server)
         assert wait_until(lambda: len(workers_of(server.pid)) == 2, 30)
-        threads = [threading.Thread(target=client, args=(n,)) for n in range(CLIENTS)]
         for thread in threads:
             thread.start()
-        time.sleep(1.5)
+        # Counted, not timed: on a loaded machine the first answers can take seconds.
+        assert wait_until(lambda: len(answered) >= ANSWERED_BEFORE, 60), "downloads ran before the kill"
         victim = workers_of(server.pid)[0]
         before = len(answered)
         os.kill(victim, signal.SIGKILL)
-        time.sleep(1.5)  # the other worker goes on; the master starts a new one
+        # The other worker goes on; the master starts a new one.
+        assert wait_until(lambda: len(answered) >= before + ANSWERED_AFTER, 60), "downloads ran after the kill"
+    finally:
         stop_at.set()
         for thread in threads:
-            thread.join(30)
-    finally:
+            if thread.is_alive():
+                thread.join(30)
         stop(server)
 
     recorded = set(
@@ -97,8 +103,6 @@ def test_a_killed_worker_loses_no_answered_download(tmp_path, settings, alice, m
         recorded=len(recorded),
         lost=len(lost),
     )
-    assert before > 0, "downloads ran before the kill"
-    assert len(answered) > before, "downloads ran after the kill"
     assert lost == []
     share.refresh_from_db()
     assert share.total_downloads == len(recorded) >= len(answered)  # the count and the history agree
