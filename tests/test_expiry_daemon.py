@@ -146,10 +146,11 @@ def test_the_daemon_thread_survives_a_locked_database_and_still_expires(shared_f
         service.start()
         assert wait_until(lambda: service.scheduler.scheduled_deadline(share.pk) is not None, 5)
         blocker.execute("BEGIN IMMEDIATE")
-        time.sleep(0.6)  # the share falls due while the lock is held
+        # The share falls due while the lock is held, and the lock stays until
+        # the daemon's attempt has failed on it.
+        assert wait_until(lambda: service.daemon.errors >= 1, 10)
         blocker.execute("COMMIT")
         assert wait_until(lambda: Share.objects.get(pk=share.pk).status == Share.Status.EXPIRED, 5)
-        assert service.daemon.errors >= 1
         assert service.daemon.is_alive()
     finally:
         blocker.close()
