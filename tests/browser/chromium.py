@@ -76,21 +76,21 @@ class Chromium:
         return self._browser
 
     def _launch(self) -> Browser:
-        for attempt in range(1, self.attempts + 1):
+        for attempt in range(1, self.attempts):
             try:
-                browser = self.launcher.launch(executable_path=self.executable, headless=True)
+                return self._start()
             except PlaywrightError as error:
-                if attempt == self.attempts:
-                    raise
                 warnings.warn(
                     f"Chromium did not start (attempt {attempt} of {self.attempts}); starting it again: {error}",
                     stacklevel=1,
                 )
-            else:
-                self.launches += 1
-                warn_on_version_gap(browser.version)
-                return browser
-        raise AssertionError("unreachable: the last attempt returns or raises")
+        return self._start()  # the last attempt's failure is raised
+
+    def _start(self) -> Browser:
+        browser = self.launcher.launch(executable_path=self.executable, headless=True)
+        self.launches += 1
+        warn_on_version_gap(browser.version)
+        return browser
 
     def close(self) -> None:
         if self._browser is not None and self._browser.is_connected():
