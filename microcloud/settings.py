@@ -123,6 +123,9 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
     _db["TEST"] = {"NAME": os.environ.get("TEST_SQLITE_PATH", str(_default_test_path))}
     _db["CONN_MAX_AGE"] = 0 if _db["NAME"] == ":memory:" else _db["CONN_MAX_AGE"]
 elif _db["ENGINE"] == "django.db.backends.postgresql":
+    # Django's backend, with a per-request health check that reads the
+    # socket before it spends a round trip on SELECT 1 (postgres_backend).
+    _db["ENGINE"] = "postgres_backend"
     # One test database per run (pid), so concurrent runs against one server
     # never share or drop each other's; pytest-django drops it at the end.
     _db["TEST"] = {"NAME": os.environ.get("TEST_DATABASE_NAME") or f"test_microcloud_{os.getpid()}"}

@@ -5,6 +5,8 @@ benchmarks. Read from the source with ast; nothing is imported."""
 import ast
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
 PROJECT_PACKAGES = {
     "sharing",
@@ -19,6 +21,7 @@ PROJECT_PACKAGES = {
     "microcloud",
     "bench",
     "sqlite_writers",
+    "postgres_backend",
 }
 APPS = ["sharing", "expiry", "links", "web", "webhooks", "notices", "ratelimit", "uploads", "collect"]
 # sharing/models/, lowest first: a module imports only from layers before its own.
@@ -118,15 +121,16 @@ def test_apps_never_import_the_project_package_or_the_benchmarks():
     assert reaching_up == []
 
 
-def test_the_sqlite_writers_package_sits_below_every_app():
+@pytest.mark.parametrize("backend", ["sqlite_writers", "postgres_backend"])
+def test_the_database_backends_sit_below_every_app(backend):
     reaching_up = [
         f"{path.relative_to(REPO)}:{node.lineno} {name}"
-        for path in sources("sqlite_writers")
+        for path in sources(backend)
         for node in ast.walk(ast.parse(path.read_text()))
         for name in imported(node)
-        if name.split(".")[0] in PROJECT_PACKAGES - {"sqlite_writers"}
+        if name.split(".")[0] in PROJECT_PACKAGES - {backend}
     ]
-    assert sources("sqlite_writers"), "the package is where the apps look for it"
+    assert sources(backend), "the package is where the settings look for it"
     assert reaching_up == []
 
 
