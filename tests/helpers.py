@@ -116,11 +116,19 @@ def start_manage(*args: str, output: Path | None = None, **env: str) -> subproce
 
 
 def start(command: list[str], *, output: Path | None = None, **env: str) -> subprocess.Popen:
-    options = {"cwd": REPO_ROOT, "env": subprocess_env(**env), "preexec_fn": _die_with_parent}
+    options = {"cwd": REPO_ROOT, "env": subprocess_env(**env), "preexec_fn": _in_the_child}
     if output is None:
         return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **options)
     with open(output, "ab") as sink:  # the child keeps its own descriptor
         return subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, **options)
+
+
+def _in_the_child() -> None:
+    _die_with_parent()
+    # A test run started in the background (a script's `&`, nohup) hands
+    # SIGINT down ignored; the tests stop children with it as a terminal's
+    # Ctrl-C would, so it must reach them.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _die_with_parent() -> None:
