@@ -13,6 +13,8 @@ from uploads.urls import api_urlpatterns as upload_urlpatterns
 from webhooks.urls import api_urlpatterns as webhook_urlpatterns
 
 urlpatterns = [
+    # First: the public link is the busiest path, and nothing below matches s/.
+    path("", include("links.urls")),
     # Ahead of admin.site.urls, so the admin's log-in is the throttled one.
     path("admin/login/", throttled_admin_login(admin.site.login)),
     path("admin/", admin.site.urls),
@@ -30,7 +32,6 @@ urlpatterns = [
     path("favicon.ico", lambda request: HttpResponsePermanentRedirect(static("favicon.svg"))),
     # POST /i18n/setlang/: the language switcher's form (Django's set_language).
     path("i18n/", include("django.conf.urls.i18n")),
-    path("", include("links.urls")),
     path("", include("collect.urls")),
     path("", include("web.urls")),
 ]
