@@ -6,12 +6,11 @@ SQLite with no other server to install. The README lists every variable.
 """
 
 import os
-import tempfile
 from pathlib import Path
 
-import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from microcloud.databases import database_from_url
 from microcloud.env import envbool, envfloat, envint, envlist, secret_key
 from microcloud.storage_url import storage_from_url
 
@@ -90,58 +89,7 @@ TEMPLATES = [
 # SQLite (WAL) is the embedded default; DATABASE_URL selects PostgreSQL.
 DEFAULT_SQLITE_PATH = Path(os.environ.get("SQLITE_PATH", BASE_DIR / "var" / "db.sqlite3"))
 DATABASE_URL = os.environ.get("DATABASE_URL", f"sqlite:///{DEFAULT_SQLITE_PATH}")
-try:
-    _db = dj_database_url.parse(
-        DATABASE_URL,
-        conn_max_age=envint("DB_CONN_MAX_AGE", 60),
-        conn_health_checks=True,
-    )
-except ValueError as exc:
-    raise ImproperlyConfigured(f"DATABASE_URL is not a database URL: {exc}") from None
-
-if _db["ENGINE"] == "django.db.backends.sqlite3":
-    # Django's backend, with writers queued in the kernel rather than in
-    # SQLite's sleeping busy handler (sqlite_writers.queue).
-    _db["ENGINE"] = "sqlite_writers"
-    _db["OPTIONS"] = {
-        # IMMEDIATE: a transaction takes the write lock when it begins, so a
-        # read-then-write never fails with "database is locked" half-way (a
-        # plain BEGIN does, at once and whatever the timeout).
-        "transaction_mode": "IMMEDIATE",
-        # Seconds a writer waits for the lock before giving up.
-        "timeout": envfloat("SQLITE_BUSY_TIMEOUT", 20.0),
-        # WAL lets readers run beside the writer; NORMAL makes a commit ~9 us
-        # instead of ~0.15 ms and is still durable against process crashes.
-        # 2 KiB pages for new databases: an expiry dirties a few pages far
-        # apart, and half the bytes made it ~10 % cheaper (docs/benchmarks.md).
-        "init_command": "PRAGMA page_size=2048; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-    }
-    # Tests use a file, not :memory:, so threads, the expiry daemon started as
-    # a subprocess and the concurrency tests all see one real database.
-    # One file per test run (pid), so two runs on one machine never share it.
-    _default_test_path = Path(tempfile.gettempdir()) / f"microcloud-test-{os.getpid()}.sqlite3"
-    _db["TEST"] = {"NAME": os.environ.get("TEST_SQLITE_PATH", str(_default_test_path))}
-    _db["CONN_MAX_AGE"] = 0 if _db["NAME"] == ":memory:" else _db["CONN_MAX_AGE"]
-elif _db["ENGINE"] == "django.db.backends.postgresql":
-    # Django's backend, with a per-request health check that reads the
-    # socket before it spends a round trip on SELECT 1 (postgres_backend).
-    _db["ENGINE"] = "postgres_backend"
-    # One test database per run (pid), so concurrent runs against one server
-    # never share or drop each other's; pytest-django drops it at the end.
-    _db["TEST"] = {"NAME": os.environ.get("TEST_DATABASE_NAME") or f"test_microcloud_{os.getpid()}"}
-    # Parameters bound on the server, and a statement run DB_PREPARE_THRESHOLD
-    # times on a connection prepared there: planning the same few statements
-    # again on every request cost PostgreSQL about as much CPU as running them
-    # (a public download went from ~3.4 to ~2.4 ms). Behind PgBouncer in
-    # transaction mode, give it max_prepared_statements or set the threshold
-    # to 0 (never prepare; see docs/deployment.md).
-    _threshold = envint("DB_PREPARE_THRESHOLD", 2, minimum=0)
-    _db["OPTIONS"] = {
-        **_db.get("OPTIONS", {}),
-        "server_side_binding": envbool("DB_SERVER_SIDE_BINDING", True),
-        "prepare_threshold": _threshold or None,
-    }
-DATABASES = {"default": _db}
+DATABASES = {"default": database_from_url(DATABASE_URL)}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
