@@ -328,18 +328,23 @@ def render(report: dict) -> str:
         headers = ["ours / theirs", *(ENGINES[o].label if o != "sweep" else sweep_label for o in others)]
         parts.append("RATIOS (below 1: ours is lower)\n" + table(headers, ratio_rows))
 
-    target_rows = [
+    if report["targets"]:
+        parts.append(targets_part(report["targets"]))
+    return "\n\n".join(parts) + "\n"
+
+
+def targets_part(targets: list[dict]) -> str:
+    """The targets as met or MISSED, with why one was not measured."""
+    rows = [
         [
             t["target"],
             fmt(t["measured"]) + f" {t['unit']}",
             fmt(t["limit"]) + f" {t['unit']}",
-            "met" if t["met"] else "MISSED",
+            "met" if t["met"] else "MISSED" + (f" ({t['note']})" if t.get("note") else ""),
         ]
-        for t in report["targets"]
+        for t in targets
     ]
-    if target_rows:
-        parts.append("OUR DAEMON'S TARGETS\n" + table(["target", "measured", "limit", ""], target_rows))
-    return "\n\n".join(parts) + "\n"
+    return "OUR DAEMON'S TARGETS\n" + table(["target", "measured", "limit", ""], rows)
 
 
 def _ratio(value: float | None) -> str:
