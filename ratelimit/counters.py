@@ -23,6 +23,7 @@ from django.conf import settings
 from django.core.cache import caches
 from redis.exceptions import RedisError
 
+from ratelimit.claims import Claims
 from sqlite_writers.group_commit import GroupCommit
 from sqlite_writers.queue import WriterQueue
 
@@ -49,15 +50,16 @@ def reachable(method):
 class RedisCounters:
     def __init__(self, alias: str = "default"):
         self.cache = caches[alias]
+        self.claims = Claims()
 
-    def incr(self, key: str, ttl: float) -> int:
+    def incr(self, key: str, ttl: float, amount: int = 1) -> int:
         self.cache.add(key, 0, timeout=ttl)
-        return self.cache.incr(key)
+        return self.cache.incr(key, amount)
 
-    def decr(self, key: str) -> None:
-        """Undo an increment of this process (a refused hit)."""
+    def decr(self, key: str, amount: int = 1) -> None:
+        """Undo increments of this process (refused hits)."""
         with contextlib.suppress(ValueError):  # gone meanwhile: nothing to undo
-            self.cache.decr(key)
+            self.cache.decr(key, amount)
 
     def take_back(self, key: str) -> bool:
         """Decrement `key` if it is above zero; return whether it was."""
@@ -82,7 +84,8 @@ class SqliteCounters:
     # Purge lapsed keys about once in this many increments.
     PURGE_EVERY = 500
     INCREMENT = (
-        "INSERT INTO counter (key, n, expires) VALUES (?, 1, ?) ON CONFLICT (key) DO UPDATE SET n = n + 1 RETURNING n"
+        "INSERT INTO counter (key, n, expires) VALUES (?, ?, ?) "
+        "ON CONFLICT (key) DO UPDATE SET n = n + excluded.n RETURNING n"
     )
 
     def __init__(self, path: str | Path):
@@ -90,6 +93,7 @@ class SqliteCounters:
         self.local = threading.local()
         self.increments = 0
         self.batches = GroupCommit(self._increment_batch)
+        self.claims = Claims()
 
     def _connection(self) -> sqlite3.Connection:
         conn = getattr(self.local, "conn", None)
@@ -143,21 +147,23 @@ class SqliteCounters:
 
         def increment_all():
             conn = self._connection()
-            return [conn.execute(self.INCREMENT, [key, expires]).fetchone()[0] for key, expires in take()]
+            return [
+                conn.execute(self.INCREMENT, [key, amount, expires]).fetchone()[0] for key, amount, expires in take()
+            ]
 
         return self._in_transaction(increment_all)
 
-    def incr(self, key: str, ttl: float) -> int:
+    def incr(self, key: str, ttl: float, amount: int = 1) -> int:
         now = time.time()
-        count = self.batches.submit((key, now + ttl))
+        count = self.batches.submit((key, amount, now + ttl))
         self.increments += 1
         if self.increments % self.PURGE_EVERY == 0:
             self._write("DELETE FROM counter WHERE expires <= ?", [now])
         return count
 
-    def decr(self, key: str) -> None:
-        """Undo an increment of this process (a refused hit)."""
-        self.take_back(key)
+    def decr(self, key: str, amount: int = 1) -> None:
+        """Undo increments of this process (refused hits)."""
+        self._write("UPDATE counter SET n = MAX(n - ?, 0) WHERE key = ? RETURNING n", [amount, key])
 
     def take_back(self, key: str) -> bool:
         """Decrement `key` if it is above zero; return whether it was."""

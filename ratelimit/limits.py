@@ -7,9 +7,12 @@ comes first and deciding second: a hit increments its bucket atomically,
 then reads the total, and a refused hit is taken back. Of many hits at
 once, each sees every hit counted before it, so no more than `limit` are
 ever allowed within W seconds, whatever the number of workers or nodes
-(see ratelimit.counters for the atomic part).
+(see ratelimit.counters for the atomic part). A limit with a `claim`
+counts several hits of a client at once and allows them from this
+process's lease (ratelimit.claims), under the same promise.
 """
 
+import functools
 import hashlib
 import ipaddress
 import math
@@ -33,36 +36,68 @@ class Decision:
 
 
 class RateLimit:
-    def __init__(self, scope: str, *, limit: int, window: float):
-        if limit < 1 or window <= 0:
-            raise ValueError(f"{scope}: limit and window must be positive")
+    """`claim`: how many hits of a client one increment may count ahead for
+    this process to allow by itself (ratelimit.claims); 1 counts each hit as
+    it comes, as limits guarding secrets must (a refund undoes one hit)."""
+
+    def __init__(self, scope: str, *, limit: int, window: float, claim: int = 1):
+        if limit < 1 or window <= 0 or claim < 1:
+            raise ValueError(f"{scope}: limit, window and claim must be positive")
         self.scope = scope
         self.limit = limit
         self.window = window
+        self.claim = claim
         self.bucket = window / BUCKETS
         # A bucket is incremented for `bucket` seconds and read for `window`
         # more: it must outlive both.
         self.ttl = math.ceil(window + 2 * self.bucket)
 
     def _keys(self, ident: str, now: float) -> tuple[str, list[str], int]:
+        """The current bucket's key, the earlier buckets' keys still in the window, and the bucket's number."""
+        key, current = self._current_key(ident, now)
+        prefix = key.rpartition(":")[0]
+        return key, [f"{prefix}:{b}" for b in range(current - BUCKETS, current)], current
+
+    def _current_key(self, ident: str, now: float) -> tuple[str, int]:
         digest = hashlib.sha256(ident.encode("utf-8", "surrogatepass")).hexdigest()[:32]
         current = int(now // self.bucket)
-        prefix = f"rl:{self.scope}:{digest}:"
-        return prefix + str(current), [prefix + str(b) for b in range(current - BUCKETS, current)], current
+        return f"rl:{self.scope}:{digest}:{current}", current
 
     @reachable
     def hit(self, ident: str) -> Decision:
         """Count one hit of `ident`; allowed only if the window has room."""
         counters = shared_counters()
         now = time.time()
+        key, current = self._current_key(ident, now)
+        leased = self._leased(counters, current, key)
+        if leased is not None:
+            return leased
         key, older, current = self._keys(ident, now)
-        mine = counters.incr(key, self.ttl)
+        amount = 1
+        if self.claim > 1:
+            amount = counters.claims.size(self.scope, current, key, limit=self.limit, most=self.claim)
+        mine = counters.incr(key, self.ttl, amount)
         earlier = counters.values(older)
         total = mine + sum(earlier.values())
-        if total <= self.limit:
+        # Of the hits just counted, those the window holds are allowed: this
+        # one now, the rest later from the lease; the others are taken back.
+        fits = min(amount, self.limit - (total - amount))
+        if fits < amount:
+            counters.decr(key, amount - max(0, fits))
+        if fits >= 1:
+            total -= amount - fits
+            if self.claim > 1:
+                counters.claims.keep(self.scope, current, key, unused=fits - 1, total=total)
             return Decision(True, 0, self.limit - total)
-        counters.decr(key)
-        return Decision(False, self._retry_after(earlier, current, now), 0)
+        # Refused, unless another thread kept a claim meanwhile.
+        return self._leased(counters, current, key) or Decision(False, self._retry_after(earlier, current, now), 0)
+
+    def _leased(self, counters, current: int, key: str) -> Decision | None:
+        """A hit allowed from this process's lease on `key`, or None."""
+        if self.claim == 1:
+            return None
+        total = counters.claims.use(self.scope, current, key)
+        return None if total is None else Decision(True, 0, max(0, self.limit - total))
 
     @reachable
     def refund(self, ident: str) -> None:
@@ -115,7 +150,12 @@ def client_address(request) -> str:
     the end of X-Forwarded-For (anything before them can be forged); IPv6
     clients are grouped by /64, the block one subscriber usually holds.
     """
-    address = client_ip(request)
+    return _subscriber(client_ip(request))
+
+
+@functools.lru_cache(maxsize=4096)  # every public-link request asks; parsing is most of it
+def _subscriber(address: str) -> str:
+    """The address a limit counts for the client at `address` (client_address)."""
     try:
         parsed = ipaddress.ip_address(address)
     except ValueError:
