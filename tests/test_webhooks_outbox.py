@@ -57,7 +57,7 @@ def test_a_download_and_the_limit_it_reached_both_go_out_in_order(alice, shared_
 
 def test_downloads_of_a_link_without_a_limit_go_out_once_each(alice, bob, shared_file):
     # The quick path (sharing.models.quick_downloads): on PostgreSQL its one
-    # statement writes the deliveries, on SQLite the batch's signal does.
+    # statement writes the deliveries, on SQLite the batch's outbox marks do.
     hook = endpoint(alice, ["downloaded", "resumed"])
     only_expired = endpoint(alice, ["expired"])
     endpoint(bob, ["downloaded", "resumed"])  # another owner's: never alice's downloads

@@ -8,10 +8,10 @@ event that commits has its deliveries and one that rolls back has none:
 - events saved by the models (ShareEvent.record, save_all) reach
   `add_deliveries` through the share_events_saved signal (sharing never
   imports this app);
-- the paths that write events in raw SQL (the expiry; on PostgreSQL the quick
-  downloads) take EventDeliveries through sharing.models.outboxes:
+- the paths that write events in raw SQL (the expiry, the quick downloads)
+  take EventDeliveries through sharing.models.outboxes:
   `pg_event_deliveries` joins their data-modifying WITH (PostgreSQL);
-  `sqlite_event_mark` and `sqlite_add_deliveries` run on the expiry's raw
+  `sqlite_event_mark` and `sqlite_add_deliveries` run on their raw
   connection (SQLite). Their events' share_events_saved then says
   outboxed=True, and add_deliveries leaves them alone.
 
@@ -79,7 +79,7 @@ def pg_event_deliveries(events_cte: str) -> str:
 
 
 def sqlite_event_mark(raw) -> int | None:
-    """SQLite, inside the expiry's transaction, before its events are
+    """SQLite, inside the transaction of the expiry or a batch of downloads, before its events are
     inserted: the last event id so far, or None when no endpoint is active
     (then there is nothing to deliver and nothing more to do)."""
     if raw.execute(f"SELECT 1 FROM {ENDPOINT} WHERE state = ? LIMIT 1", [ACTIVE]).fetchone() is None:
@@ -89,7 +89,7 @@ def sqlite_event_mark(raw) -> int | None:
 
 def sqlite_add_deliveries(raw, after_event_id: int) -> None:
     """SQLite: insert the deliveries of the events inserted after `after_event_id`
-    (the same transaction holds the write lock, so they are exactly the expiry's)."""
+    (the same transaction holds the write lock, so they are exactly its own)."""
     raw.execute(_insert_select("sqlite", EVENT, "WHERE e.id > ?"), [after_event_id])
 
 

@@ -27,7 +27,7 @@ from django.db import connections
 from django.utils.duration import duration_microseconds
 
 from sharing.models.events import ShareEvent
-from sharing.models.outboxes import event_outboxes, postgres_ctes
+from sharing.models.outboxes import postgres_ctes, sqlite_add_all, sqlite_marks
 from sharing.models.shares import Share
 from sharing.models.state import EndReason, Status, due_sql
 from sharing.signals import shares_expired
@@ -146,11 +146,9 @@ def _expire_sqlite(connection, sql: str, params: list, stamp: tuple[str, int]) -
     try:
         rows = raw.execute(sql, params).fetchall()
         if rows:
-            marks = [(outbox, outbox.sqlite_mark(raw)) for outbox in event_outboxes()]
+            marks = sqlite_marks(raw)
             _insert_sqlite_events(raw, rows, stamp)
-            for outbox, mark in marks:
-                if mark is not None:  # None: nothing to add (e.g. no webhook endpoint)
-                    outbox.sqlite_add(raw, mark)
+            sqlite_add_all(raw, marks)
     except BaseException:
         if own:
             raw.execute("ROLLBACK")

@@ -14,9 +14,13 @@ statement, against the time read once the batch holds the lock, and its
 response starts only after the batch has committed: an answered download
 is in the history before its first byte goes out, whatever happens to the
 process afterwards. On PostgreSQL, where round trips are what a download
-costs most, each download's row, event and outbox rows are one statement.
+costs most, each download's row, event and outbox rows are one statement; on
+SQLite the batch's statements go to the raw connection (Django's cursor
+wrappers cost more CPU than the statements) and the outboxes add their rows
+as they do for an expiry (sharing.models.outboxes).
 """
 
+import contextlib
 import enum
 import threading
 from dataclasses import dataclass
@@ -31,7 +35,7 @@ from sharing.models.events import (
     download_event_values,
     insert_download_event,
 )
-from sharing.models.outboxes import postgres_ctes
+from sharing.models.outboxes import postgres_ctes, sqlite_add_all, sqlite_marks
 from sharing.models.state import servable_sql
 from sharing.signals import share_events_saved
 from sqlite_writers.group_commit import GroupCommit
@@ -113,10 +117,12 @@ def _run_batch(using: str, take) -> list[Outcome]:
     postgres = connection.vendor == "postgresql"
     record = _record_in_one_statement if postgres else _record
     outcomes, events = [], []
-    with transaction.atomic(using=using), connection.cursor() as cursor:
+    with transaction.atomic(using=using), _cursor(connection) as cursor:
         jobs = take()
         if postgres:
             _lock_shares(connection, cursor, sorted({job.share_id for job in jobs}))
+        else:
+            marks = sqlite_marks(cursor.raw)
         now = timezone.now()
         stamp = connection.ops.adapt_datetimefield_value(now)
         servable, rule_params = servable_sql(connection, now)
@@ -131,9 +137,38 @@ def _run_batch(using: str, take) -> list[Outcome]:
                 continue
             events.append(event)
             outcomes.append(Outcome.ALLOWED)
+        if events and not postgres:
+            sqlite_add_all(cursor.raw, marks)
         if events:
-            share_events_saved.send(sender=ShareEvent, events=events, using=using, outboxed=postgres)
+            share_events_saved.send(sender=ShareEvent, events=events, using=using, outboxed=True)
     return outcomes
+
+
+@contextlib.contextmanager
+def _cursor(connection):
+    """A cursor for the batch's statements: on SQLite the raw connection's,
+    taking Django's "%s" placeholders (its cursor wrappers cost more CPU
+    than the statements), its errors still django.db's."""
+    if connection.vendor != "sqlite":
+        with connection.cursor() as cursor:
+            yield cursor
+        return
+    with connection.wrap_database_errors:
+        yield _RawCursor(connection.connection)
+
+
+class _RawCursor:
+    __slots__ = ("_result", "raw")
+
+    def __init__(self, raw):
+        self.raw = raw
+        self._result = None
+
+    def execute(self, sql: str, params=()) -> None:
+        self._result = self.raw.execute(sql.replace("%s", "?"), params)
+
+    def fetchone(self):
+        return self._result.fetchone()
 
 
 def _lock_shares(connection, cursor, share_ids: list[int]) -> None:
