@@ -14,13 +14,14 @@ from django.db import connections
 from sharing.models.files import StoredFile
 from sharing.models.items import ShareItem
 from sharing.models.shares import Share
+from sharing.rows import plain_cursor
 
 
 def share_by_token(token: str, using: str = "default") -> Share | None:
     """The share whose token is `token`, its files attached (none when all
     were deleted), or None when there is no such share."""
     connection = connections[using]
-    with connection.cursor() as cursor:
+    with plain_cursor(connection) as cursor:
         cursor.execute(_statement(connection.vendor, using), [token])
         rows = cursor.fetchall()
     if not rows:

@@ -20,7 +20,6 @@ wrappers cost more CPU than the statements) and the outboxes add their rows
 as they do for an expiry (sharing.models.outboxes).
 """
 
-import contextlib
 import enum
 import threading
 from dataclasses import dataclass
@@ -37,6 +36,7 @@ from sharing.models.events import (
 )
 from sharing.models.outboxes import postgres_ctes, sqlite_add_all, sqlite_marks
 from sharing.models.state import servable_sql
+from sharing.rows import plain_cursor
 from sharing.signals import share_events_saved
 from sqlite_writers.group_commit import GroupCommit
 
@@ -117,7 +117,7 @@ def _run_batch(using: str, take) -> list[Outcome]:
     postgres = connection.vendor == "postgresql"
     record = _record_in_one_statement if postgres else _record
     outcomes, events = [], []
-    with transaction.atomic(using=using), _cursor(connection) as cursor:
+    with transaction.atomic(using=using), plain_cursor(connection) as cursor:
         jobs = take()
         if postgres:
             _lock_shares(connection, cursor, sorted({job.share_id for job in jobs}))
@@ -142,33 +142,6 @@ def _run_batch(using: str, take) -> list[Outcome]:
         if events:
             share_events_saved.send(sender=ShareEvent, events=events, using=using, outboxed=True)
     return outcomes
-
-
-@contextlib.contextmanager
-def _cursor(connection):
-    """A cursor for the batch's statements: on SQLite the raw connection's,
-    taking Django's "%s" placeholders (its cursor wrappers cost more CPU
-    than the statements), its errors still django.db's."""
-    if connection.vendor != "sqlite":
-        with connection.cursor() as cursor:
-            yield cursor
-        return
-    with connection.wrap_database_errors:
-        yield _RawCursor(connection.connection)
-
-
-class _RawCursor:
-    __slots__ = ("_result", "raw")
-
-    def __init__(self, raw):
-        self.raw = raw
-        self._result = None
-
-    def execute(self, sql: str, params=()) -> None:
-        self._result = self.raw.execute(sql.replace("%s", "?"), params)
-
-    def fetchone(self):
-        return self._result.fetchone()
 
 
 def _lock_shares(connection, cursor, share_ids: list[int]) -> None:
