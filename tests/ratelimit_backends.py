@@ -47,3 +47,28 @@ def backend(request, settings):
     reset_shared_counters()
     yield request.param
     reset_shared_counters()
+
+
+def allowed_in_processes(settings, backend: str, child: str, *args: str, processes: int = 3) -> list[int]:
+    """Run `child` (Python printing how many hits it was allowed) in
+    `processes` processes at once against `backend`'s counters, with `args`;
+    return what each printed."""
+    import subprocess
+    import sys
+
+    from tests.helpers import REPO_ROOT, subprocess_env
+
+    env = {"RATELIMIT_SQLITE_PATH": str(settings.RATELIMIT_SQLITE_PATH)}
+    if backend == "redis":
+        env["REDIS_URL"] = REDIS_URL
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", child, *args],
+            cwd=REPO_ROOT,
+            env=subprocess_env(**env),
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(processes)
+    ]
+    return [int(child.communicate(timeout=60)[0]) for child in children]

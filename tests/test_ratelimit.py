@@ -1,8 +1,6 @@
 """The shared rate limiter: exact under concurrency, on both backends."""
 
 import sqlite3
-import subprocess
-import sys
 import threading
 import uuid
 from datetime import timedelta
@@ -13,8 +11,8 @@ from freezegun import freeze_time
 
 from ratelimit.counters import reset_shared_counters, shared_counters
 from ratelimit.limits import RateLimit, client_address
-from tests.helpers import REPO_ROOT, subprocess_env, wait_until
-from tests.ratelimit_backends import REDIS_URL, backend  # noqa: F401  (fixture)
+from tests.helpers import wait_until
+from tests.ratelimit_backends import allowed_in_processes, backend  # noqa: F401  (fixture)
 
 
 def ident() -> str:
@@ -89,21 +87,7 @@ print(sum(limit.hit(sys.argv[1]).allowed for _ in range(int(sys.argv[3]))))
 
 
 def test_processes_share_the_counts(backend, settings, tmp_path):  # noqa: F811
-    who = ident()
-    env = {"RATELIMIT_SQLITE_PATH": str(settings.RATELIMIT_SQLITE_PATH)}
-    if backend == "redis":
-        env["REDIS_URL"] = REDIS_URL
-    children = [
-        subprocess.Popen(
-            [sys.executable, "-c", CHILD, who, "12", "10"],
-            cwd=REPO_ROOT,
-            env=subprocess_env(**env),
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(3)
-    ]
-    allowed = [int(child.communicate(timeout=60)[0]) for child in children]
+    allowed = allowed_in_processes(settings, backend, CHILD, ident(), "12", "10")
     assert sum(allowed) == 12  # 30 tries, one limit, three processes
 
 

@@ -1,16 +1,13 @@
 """Hits counted ahead (ratelimit.claims): fewer writes to the shared counters,
 the same promise (never more than the limit), on both backends."""
 
-import subprocess
-import sys
 import threading
 import time
 import uuid
 
 from ratelimit.counters import shared_counters
 from ratelimit.limits import RateLimit
-from tests.helpers import REPO_ROOT, subprocess_env
-from tests.ratelimit_backends import REDIS_URL, backend  # noqa: F401  (fixture)
+from tests.ratelimit_backends import allowed_in_processes, backend  # noqa: F401  (fixture)
 
 
 def ident() -> str:
@@ -96,21 +93,7 @@ print(sum(limit.hit(sys.argv[1]).allowed for _ in range(int(sys.argv[3]))))
 
 
 def test_processes_counting_ahead_never_get_more_than_the_limit(backend, settings):  # noqa: F811
-    who = ident()
-    env = {"RATELIMIT_SQLITE_PATH": str(settings.RATELIMIT_SQLITE_PATH)}
-    if backend == "redis":
-        env["REDIS_URL"] = REDIS_URL
-    children = [
-        subprocess.Popen(
-            [sys.executable, "-c", CHILD, who, "300", "200"],
-            cwd=REPO_ROOT,
-            env=subprocess_env(**env),
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(3)
-    ]
-    allowed = [int(child.communicate(timeout=60)[0]) for child in children]
+    allowed = allowed_in_processes(settings, backend, CHILD, ident(), "300", "200")
     # 600 tries against 300: never more; short of it only by what the other
     # processes had claimed and not used when each was refused.
     assert sum(allowed) <= 300
