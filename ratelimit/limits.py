@@ -55,8 +55,7 @@ class RateLimit:
     def _keys(self, ident: str, now: float) -> tuple[str, list[str], int]:
         """The current bucket's key, the earlier buckets' keys still in the window, and the bucket's number."""
         key, current = self._current_key(ident, now)
-        prefix = key.rpartition(":")[0]
-        return key, [f"{prefix}:{b}" for b in range(current - BUCKETS, current)], current
+        return key, _earlier_keys(key, current), current
 
     def _current_key(self, ident: str, now: float) -> tuple[str, int]:
         digest = hashlib.sha256(ident.encode("utf-8", "surrogatepass")).hexdigest()[:32]
@@ -72,7 +71,7 @@ class RateLimit:
         leased = self._leased(counters, current, key)
         if leased is not None:
             return leased
-        key, older, current = self._keys(ident, now)
+        older = _earlier_keys(key, current)
         amount = 1
         if self.claim > 1:
             amount = counters.claims.size(self.scope, current, key, limit=self.limit, most=self.claim)
@@ -129,6 +128,12 @@ class RateLimit:
         buckets = sorted(int(key.rsplit(":", 1)[1]) for key, n in counts.items() if n > 0)
         oldest = buckets[0] if buckets else current
         return max(1, math.ceil((oldest + BUCKETS + 1) * self.bucket - now))
+
+
+def _earlier_keys(key: str, current: int) -> list[str]:
+    """The keys of the buckets before `key`'s (bucket `current`) still in the window."""
+    prefix = key.rpartition(":")[0]
+    return [f"{prefix}:{b}" for b in range(current - BUCKETS, current)]
 
 
 def client_ip(request) -> str:
