@@ -155,9 +155,15 @@ def test_the_bucket_pass_downloaded_and_stored_as_sent(run, result):
     measured, plan = result["bucket"], run["plan"]
     assert "error" not in measured, measured.get("error")
     assert set(measured["cells"]) == {"download_large"}
-    for c, cell in measured["cells"]["download_large"].items():
+    cells = measured["cells"]["download_large"]
+    for c, cell in cells.items():
         assert cell["failed"] == 0, (c, cell["errors"])
-        assert cell["bytes"] / cell["requests"] >= plan["large_bytes"], (c, cell)
+        # A smoke cell lasts 1 s: on a loaded machine the 16 downloads through
+        # moto may all still be streaming when it ends (wrk counts none). That
+        # is speed, which full runs judge; every one that finished was whole.
+        if cell["requests"]:
+            assert cell["bytes"] / cell["requests"] >= plan["large_bytes"], (c, cell)
+    assert any(cell["requests"] for cell in cells.values()), cells
     for key in ("upload", "tus_upload"):
         assert measured[key]["verified"] is True, key
         assert measured[key]["deleted_status"] == 204, key
