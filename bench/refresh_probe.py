@@ -3,11 +3,12 @@
     python -m bench.refresh_probe DB --until UNIX_SECONDS [--runs N]
 
 Run with the benchmark's Django environment (SQLITE_PATH=DB). It calls the
-real ShareStore.load_window(), so the query measured is exactly the one the
-daemon issues at each refresh, captured with its parameters inlined, and
-prints JSON: the SQL, the rows returned, and each call's time (the query
-plus Django turning rows into ShareDeadline objects). The benchmark then
-times the bare SQL and reads its plan with sqlite3.
+real ShareStore.load_window(), so the queries measured are exactly the ones
+the daemon issues at each refresh (the window's pages), captured with their
+parameters inlined, and prints JSON: the pages' SQL, the rows returned, and
+each call's time (the queries plus Django turning rows into ShareDeadline
+objects). The benchmark then times the bare SQL and reads its plan with
+sqlite3.
 """
 
 import argparse
@@ -34,13 +35,13 @@ def main(argv: list[str] | None = None) -> int:
     store = ShareStore()
     with CaptureQueriesContext(connection) as captured:
         rows = len(store.load_window(args.until))  # also warms the page cache
-    window_sql = [q["sql"] for q in captured.captured_queries if "expires_at" in q["sql"]]
+    pages_sql = [q["sql"] for q in captured.captured_queries if "expires_at" in q["sql"]]
     timings = []
     for _ in range(args.runs):
         start = time.perf_counter()
         store.load_window(args.until)
         timings.append(time.perf_counter() - start)
-    json.dump({"sql": window_sql[-1], "rows": rows, "load_window_s": timings}, sys.stdout)
+    json.dump({"pages_sql": pages_sql, "rows": rows, "load_window_s": timings}, sys.stdout)
     return 0
 
 

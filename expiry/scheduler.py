@@ -25,6 +25,8 @@ differently:
 - One step does one bounded piece of work (a batch), so the daemon can renew
   its lease, and stop, between batches of a large burst. How due shares
   become statements (stamped chunks, SQLite bursts) is in expiry/bursts.py.
+- A refresh reads its window a page at a time, in deadline order, between
+  due batches (expiry.window): a large window never holds up a due share.
 - The scheduler never sleeps. It takes its clock as an argument and says how
   long until it next has work (`seconds_until_next`), so its logic is tested
   with a fake clock, and the daemon thread decides how to wait.
@@ -44,7 +46,8 @@ from expiry.coalescing import Coalescing
 from expiry.notify import valid_deadline
 from expiry.reminders import NoReminders
 from expiry.rows import NoRows
-from expiry.store import ShareDeadline, ShareStore
+from expiry.store import WINDOW_PAGE, ShareDeadline, ShareStore
+from expiry.window import WindowLoad
 from sharing.models import SharingPolicy
 
 logger = logging.getLogger("expiry")
@@ -94,6 +97,7 @@ class ExpiryScheduler(ChunkedExpiry):
         reminders=None,
         uploads=None,
         requests=None,
+        window_page: int = WINDOW_PAGE,
     ):
         self.store = store
         self.clock = clock or time.time  # looked up now, so freezegun can stand in
@@ -115,6 +119,11 @@ class ExpiryScheduler(ChunkedExpiry):
         # Upload requests' deadlines (expiry.requests), likewise.
         self.requests = requests if requests is not None else NoRows()
         self._chunk = bursts.FIRST_CHUNK  # statement size, adapted by ChunkedExpiry
+        self.window_page = window_page  # rows a refresh reads at a time
+        self._window: WindowLoad | None = None  # the window being read, page by page
+        # Set by an expiry batch while a window loads: the next step reads a
+        # page, so a steady stream of due shares cannot starve the load.
+        self._page_owed = False
 
         self._heap: list[tuple[float, int]] = []
         self._scheduled: dict[int, float] = {}
@@ -134,6 +143,8 @@ class ExpiryScheduler(ChunkedExpiry):
         self._real_deadline.clear()
         self.caught_up = False
         self.next_refresh = self.window_end = self.next_pickup = float("-inf")
+        self._window = None
+        self._page_owed = False
         self._watermark = None
         self.reminders.reset()
         self.uploads.reset()
@@ -151,6 +162,11 @@ class ExpiryScheduler(ChunkedExpiry):
     def __len__(self) -> int:
         """The number of shares scheduled (stale heap entries not counted)."""
         return len(self._scheduled)
+
+    @property
+    def loading_window(self) -> bool:
+        """Whether a refresh's window is still being read, page by page."""
+        return self._window is not None
 
     def scheduled_deadline(self, share_id: int) -> float | None:
         return self._scheduled.get(share_id)
@@ -190,6 +206,8 @@ class ExpiryScheduler(ChunkedExpiry):
     def seconds_until_next(self) -> float:
         """How long the caller may wait before `step` has work again (or a
         watcher wakes it earlier)."""
+        if self.loading_window:
+            return 0.0  # more of the window to read
         deadline = self.next_refresh
         if self._heap:
             deadline = min(deadline, self._wake_time())
@@ -206,7 +224,9 @@ class ExpiryScheduler(ChunkedExpiry):
         """Do the most urgent piece of due work; return False when none was due.
 
         Expiring due shares comes first: a refresh or pick-up query must not
-        delay a share that is already due.
+        delay a share that is already due. A refresh reads its window a page
+        per step (expiry.window), so a due share waits for one page at most;
+        while one loads, pages and due batches take turns.
         """
         if not self.caught_up:
             self.catch_up_batch()
@@ -219,8 +239,15 @@ class ExpiryScheduler(ChunkedExpiry):
         notices = watcher.take_notices() if watcher is not None else None
         if notices:
             self.stats.pickups += sum(self.notice(share_id, expires_at) for share_id, expires_at in notices)
-        if self._heap and self._wake_time() <= now:
+        window = self._window
+        if self._heap and self._wake_time() <= now and not self._page_owed:
             self.expire_due(now, limit=self.batch_size)
+            self._page_owed = window is not None
+            return True
+        if window is not None:
+            # Before reminders and the rest: until the window is in, a share
+            # due beyond the last one read would be missed.
+            self.load_window_page()
             return True
         if notices:
             return True
@@ -288,20 +315,30 @@ class ExpiryScheduler(ChunkedExpiry):
             self._watermark = self.store.change_mark(now)
         self.next_refresh = now + interval
         self.window_end = self.next_refresh + WINDOW_OVERLAP
-        deadlines = self.store.load_window(self.window_end)
-        pushed = self._schedule_many(deadlines)
         self.reminders.refresh(now, self.window_end)
         self.uploads.refresh(now, self.window_end)
         self.requests.refresh(now, self.window_end)
         self.stats.refreshes += 1
-        logger.info(
-            "refresh: %d shares due in the next %.3f s (%d new), heap %d, next refresh in %.3f s",
-            len(deadlines),
-            interval,
-            pushed,
-            len(self._scheduled),
-            interval,
-        )
+        self._window = WindowLoad(self.store, self.window_end, self.window_page)
+        return self.load_window_page()
+
+    def load_window_page(self) -> int:
+        """Schedule the next page of the window being loaded; return how many
+        shares it pushed."""
+        window = self._window
+        pushed = self._schedule_many(window.next_page())
+        window.pushed += pushed
+        self._page_owed = False
+        if window.done:
+            self._window = None
+            logger.info(
+                "refresh: %d shares due in the window (%d new, read in %d pages), heap %d, next refresh in %.3f s",
+                window.rows,
+                window.pushed,
+                window.pages,
+                len(self._scheduled),
+                self.next_refresh - self.clock(),
+            )
         return pushed
 
     def pick_up(self) -> int:

@@ -22,11 +22,18 @@ from django.db.models.expressions import RawSQL
 
 from sharing.models import Share, expire_overdue, expire_shares
 from sharing.models.state import due_q, due_sql
+from sharing.rows import field_reader, statement
 
 # SQLite's pick-up re-reads writes this far before the latest it saw. Writes
 # commit in updated_at order there (taken under BEGIN IMMEDIATE), so this only
 # guards against small clock steps and writers outside a transaction.
 PICKUP_OVERLAP = 0.2
+
+
+# A refresh's window is read this many rows at a time: a share falling due
+# while it loads waits for one page (~1 ms on the slower development VM),
+# not for the whole window (docs/expiry.md, "Window").
+WINDOW_PAGE = 100
 
 
 def to_datetime(timestamp: float) -> datetime:
@@ -37,6 +44,31 @@ def to_datetime(timestamp: float) -> datetime:
 class ShareDeadline:
     share_id: int
     expires_at: float  # seconds since the epoch
+
+
+@dataclass(frozen=True)
+class WindowPage:
+    deadlines: list[ShareDeadline]
+    after: tuple | None  # where the next page starts; None: this page ended the window
+
+
+def _window_sql(connection, resumed: bool) -> str:
+    """The window: active shares due before a time. The status is written in,
+    so the planner matches share_active_expiry_idx (expires_at, id) WHERE
+    status = 'active'; the row-value comparison resumes inside that order."""
+    table = connection.ops.quote_name(Share._meta.db_table)
+    resume = "AND (expires_at, id) > (%s, %s) " if resumed else ""
+    return (
+        f"SELECT id, expires_at FROM {table} WHERE status = '{Share.Status.ACTIVE}' AND expires_at < %s "
+        f"{resume}ORDER BY expires_at, id LIMIT %s"
+    )
+
+
+def _timestamp_reader(connection):
+    """Seconds since the epoch from an expires_at as `connection` returns it
+    (text on SQLite), converted as the ORM would."""
+    read = field_reader(connection, Share, "expires_at")
+    return lambda value: read(value).timestamp()
 
 
 class ShareStore:
@@ -63,12 +95,32 @@ class ShareStore:
     def _active(self):
         return Share.objects.using(self.using).filter(status=Share.Status.ACTIVE)
 
-    def load_window(self, until: float) -> list[ShareDeadline]:
-        """Return the active shares expiring before `until` (index range scan)."""
-        # order_by(): no model ordering, so SQLite does not sort the window in a
-        # temporary B-tree (12.7 -> 8.3 ms for 10k of 1e6 rows); heapify orders it.
-        rows = self._active().filter(expires_at__lt=to_datetime(until)).order_by().values_list("id", "expires_at")
-        return [ShareDeadline(share_id, expires_at.timestamp()) for share_id, expires_at in rows.iterator(5000)]
+    def load_window_page(self, until: float, after=None, limit: int = WINDOW_PAGE) -> WindowPage:
+        """Up to `limit` of the active shares expiring before `until`, in
+        (deadline, id) order, from just past `after` (a previous page's
+        `after`; None: from the start). The order is the partial index's own,
+        so a page is a range scan that stops after `limit` rows, and no row is
+        read twice or skipped at a page boundary, ties on the deadline included."""
+        connection = self.connection
+        params = [connection.ops.adapt_datetimefield_value(to_datetime(until)), *(after or ()), limit]
+        with connection.cursor() as cursor:
+            cursor.execute(statement(connection, _window_sql, after is not None), params)
+            rows = cursor.fetchall()
+        timestamp = _timestamp_reader(connection)
+        deadlines = [ShareDeadline(share_id, timestamp(expires_at)) for share_id, expires_at in rows]
+        # The deadline as the database gave it: compared there again, exactly.
+        resume = (rows[-1][1], rows[-1][0]) if len(rows) == limit else None
+        return WindowPage(deadlines, resume)
+
+    def load_window(self, until: float, page_rows: int = WINDOW_PAGE) -> list[ShareDeadline]:
+        """Every active share expiring before `until`, `page_rows` at a time."""
+        deadlines, after = [], None
+        while True:
+            page = self.load_window_page(until, after, page_rows)
+            deadlines += page.deadlines
+            if page.after is None:
+                return deadlines
+            after = page.after
 
     def change_mark(self, now: float):
         """Return where the next load_changed() must start so that it misses

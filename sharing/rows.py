@@ -89,6 +89,21 @@ def instance(connection, model: type[models.Model], values) -> models.Model:
     return model.from_db(connection.alias, _attnames(model), converted)
 
 
+def field_reader(connection, model: type[models.Model], attname: str):
+    """A function turning one value of `model.attname` as `connection`
+    returns it into what the ORM would give (a plain SELECT's column)."""
+    field = model._meta.get_field(attname)
+    column = field.cached_col
+    converters = connection.ops.get_db_converters(column) + field.get_db_converters(connection)
+
+    def read(value):
+        for converter in converters:
+            value = converter(value, column, connection)
+        return value
+
+    return read
+
+
 @functools.cache
 def _read_columns(model: type[models.Model]) -> tuple:
     table = model._meta.db_table

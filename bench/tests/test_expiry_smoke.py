@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from bench.tests.running import run_module
+from expiry.store import WINDOW_PAGE
 
 ENGINES = ("daemon", "seed_loop", "sweep")
 
@@ -112,6 +113,8 @@ def test_refresh_query_found_and_planned(report):
     refresh = report["scenarios"]["refresh"]
     assert refresh["window_rows"] == report["sizes"]["refresh_window"]
     assert refresh["probe_rows"] == refresh["window_rows"]
+    # Read a page at a time: full pages, then one short (here empty) page.
+    assert refresh["pages"] == refresh["window_rows"] // WINDOW_PAGE + 1
     assert refresh["query_ms_median"] > 0
     assert refresh["plan"]
     assert refresh["uses_index"]
@@ -159,3 +162,16 @@ def test_the_cost_probe_expires_everything_and_coalescing_cuts_statements():
     assert alone["expired"] == coalesced["expired"] == 400
     assert coalesced["statements"] < alone["statements"]
     assert alone["cpu_us_per_expiry"] > 0
+
+
+def test_the_window_probe_expires_the_early_shares_whatever_the_page():
+    done = run_module(
+        *("bench.window_probe", "--rows", "3000", "--early", "50", "--early-seconds", "0.5"),
+        *("--pages", "100", "100000", "--json"),
+    )
+    paged, whole = json.loads(done.stdout)
+    assert paged["expired"] == whole["expired"] == 50
+    assert paged["window_rows"] == whole["window_rows"] == 3050
+    # 3,050 rows: the refresh reads the first page, 30 more steps the rest.
+    assert paged["steps_while_reading"] >= 30
+    assert whole["steps_while_reading"] == 0

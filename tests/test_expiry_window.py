@@ -1,0 +1,175 @@
+"""A refresh reads its window a page at a time, between due batches.
+
+The store's pages follow the expiry index's order (deadline, then id), so
+shares sharing a deadline across a page boundary are each read once; the
+scheduler expires a share that falls due while the window is still loading
+before it reads the next page, and a steady stream of due shares cannot
+starve the load. Real database, time pinned by freezegun.
+"""
+
+import time
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+from freezegun import freeze_time
+
+from expiry.scheduler import ExpiryScheduler
+from expiry.store import ShareStore
+from sharing.models import Share
+
+PAGE = 3
+
+
+@pytest.fixture
+def frozen():
+    with freeze_time("2026-03-01 12:00:00") as frozen:
+        yield frozen
+
+
+def deadline_order(shares: list[Share]) -> list[int]:
+    return [share.pk for share in sorted(shares, key=lambda share: (share.expires_at, share.pk))]
+
+
+def read_pages(store: ShareStore, until: float) -> list[list[int]]:
+    pages, after = [], None
+    while True:
+        page = store.load_window_page(until, after, PAGE)
+        pages.append([deadline.share_id for deadline in page.deadlines])
+        if page.after is None:
+            return pages
+        after = page.after
+
+
+def test_pages_read_each_share_of_the_window_once_in_deadline_order(frozen, make_shares):
+    # Four shares share a deadline: a page boundary falls among them.
+    window = make_shares(2, 10) + make_shares(4, 20) + make_shares(1, 30)
+    make_shares(2, 120)  # after the window's end
+    assert make_shares(1, 15)[0].unshare()
+
+    pages = read_pages(ShareStore(), time.time() + 60)
+
+    assert [len(page) for page in pages] == [3, 3, 1]
+    assert [pk for page in pages for pk in page] == deadline_order(window)
+
+
+def test_a_window_of_whole_pages_ends_with_an_empty_one(frozen, make_shares):
+    window = make_shares(6, 10)
+
+    pages = read_pages(ShareStore(), time.time() + 60)
+
+    assert pages == [deadline_order(window)[:3], deadline_order(window)[3:], []]
+
+
+def test_load_window_is_every_page(frozen, make_shares):
+    window = make_shares(4, 10) + make_shares(3, 5)
+
+    deadlines = ShareStore().load_window(time.time() + 60, page_rows=PAGE)
+
+    assert [deadline.share_id for deadline in deadlines] == deadline_order(window)
+    assert {deadline.expires_at for deadline in deadlines} == {share.expires_at.timestamp() for share in window}
+
+
+def started(**options) -> ExpiryScheduler:
+    """A scheduler past its catch-up, its first refresh begun (one page read)."""
+    scheduler = ExpiryScheduler(
+        ShareStore(bulk=False), clock=time.time, refresh_interval=60, window_page=PAGE, **options
+    )
+    scheduler.step()  # catch-up
+    scheduler.step()  # the refresh: its first page
+    return scheduler
+
+
+def test_a_refresh_reads_one_page_a_step_and_asks_for_no_wait_until_done(frozen, make_shares):
+    window = make_shares(7, 10)
+    scheduler = started()
+
+    assert len(scheduler) == PAGE
+    assert scheduler.seconds_until_next() == 0
+    assert scheduler.step()
+    assert len(scheduler) == 2 * PAGE
+    assert scheduler.step()
+    assert len(scheduler) == len(window)
+    assert scheduler.seconds_until_next() == pytest.approx(10)
+
+
+def test_a_share_due_while_the_window_loads_is_expired_before_the_next_page(frozen, make_shares):
+    first = make_shares(PAGE, 5)
+    make_shares(2 * PAGE, 10)
+    scheduler = started()
+    assert len(scheduler) == PAGE
+
+    frozen.tick(5)
+    assert scheduler.step()
+
+    assert scheduler.stats.expired == PAGE
+    assert Share.objects.filter(pk__in=[share.pk for share in first], status=Share.Status.EXPIRED).count() == PAGE
+    assert len(scheduler) == 0  # no page was read: the due batch went first
+    while scheduler.step():
+        pass
+    assert len(scheduler) == 2 * PAGE
+
+
+def test_pages_and_due_batches_take_turns_while_the_window_loads(frozen, make_shares):
+    make_shares(PAGE, 5)
+    make_shares(3 * PAGE, 10)
+    scheduler = started(batch_size=1)  # one share a batch: two stay due after each
+    frozen.tick(5)
+
+    expired_after_each_step = []
+    for _ in range(4):
+        scheduler.step()
+        expired_after_each_step.append(scheduler.stats.expired)
+
+    # batch, page, batch, page: the load goes on though shares are still due.
+    assert expired_after_each_step == [1, 1, 2, 2]
+    assert len(scheduler) == PAGE - 2 + 2 * PAGE
+
+
+def test_a_later_refresh_reads_its_pages_too(frozen, make_shares):
+    """Shares the first refresh did not see (inserted after it, with no
+    notice) are read by the next one, page after page, and expired on time."""
+    scheduler = started()
+    while scheduler.step():
+        pass
+    late = make_shares(PAGE + 1, 60.5)  # past the first refresh, inside its overlap and the next window
+
+    frozen.tick(60)
+    while scheduler.step():
+        pass
+    assert all(scheduler.scheduled_deadline(share.pk) is not None for share in late)
+    frozen.tick(0.5)
+    scheduler.step()
+    assert scheduler.stats.expired == PAGE + 1
+    assert scheduler.stats.worst_lateness == 0
+
+
+def test_a_reset_forgets_a_window_half_read(frozen, make_shares):
+    shares = make_shares(2 * PAGE, 10)
+    scheduler = started()
+
+    scheduler.reset()
+    scheduler.step()  # catch-up
+    assert len(scheduler) == 0
+    scheduler.step()  # a fresh refresh, from the window's start (not the old one's second page)
+
+    first_page = deadline_order(shares)[:PAGE]
+    assert all(scheduler.scheduled_deadline(pk) is not None for pk in first_page)
+    assert len(scheduler) == PAGE
+
+
+@pytest.mark.parametrize("minutes", [0, 30])
+def test_a_share_renewed_before_its_page_is_read_is_scheduled_as_renewed(frozen, make_shares, minutes):
+    """Each page reads the rows as they are then: a renewal committed while
+    the window loads is what a later page finds (30 minutes: past the window)."""
+    shares = make_shares(2 * PAGE, 10)
+    scheduler = started()
+    last = Share.objects.get(pk=deadline_order(shares)[-1])
+    assert scheduler.scheduled_deadline(last.pk) is None
+    assert last.set_expiry(timezone.now() + timedelta(seconds=20, minutes=minutes))
+
+    while scheduler.step():
+        pass
+
+    last.refresh_from_db()
+    assert scheduler.scheduled_deadline(last.pk) == (None if minutes else last.expires_at.timestamp())
