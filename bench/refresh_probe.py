@@ -35,13 +35,13 @@ def main(argv: list[str] | None = None) -> int:
     store = ShareStore()
     with CaptureQueriesContext(connection) as captured:
         rows = len(store.load_window(args.until))  # also warms the page cache
-    pages_sql = [q["sql"] for q in captured.captured_queries if "expires_at" in q["sql"]]
+    statements_sql = [q["sql"] for q in captured.captured_queries if "expires_at" in q["sql"]]
     timings = []
     for _ in range(args.runs):
         start = time.perf_counter()
         store.load_window(args.until)
         timings.append(time.perf_counter() - start)
-    json.dump({"pages_sql": pages_sql, "rows": rows, "load_window_s": timings}, sys.stdout)
+    json.dump({"statements_sql": statements_sql, "rows": rows, "load_window_s": timings}, sys.stdout)
     return 0
 
 

@@ -293,25 +293,25 @@ def render(report: dict) -> str:
     if "refresh" in results:
         r = results["refresh"]
         headers = [
-            *("table rows", "window rows", "pages", "query ms (median)", "query ms (min)", "longest page ms"),
+            *("table rows", "window rows", "statements", "query ms (median)", "query ms (min)", "longest one ms"),
             *("load_window() ms", "uses index", "temp sort"),
         ]
         rows = [
             [
                 fmt(r["table_rows"]),
                 fmt(r["window_rows"]),
-                fmt(r["pages"]),
+                fmt(r["statements"]),
                 fmt(r["query_ms_median"]),
                 fmt(r["query_ms_min"]),
-                fmt(r["page_ms_median"]),
+                fmt(r["longest_statement_ms_median"]),
                 fmt(r["load_window_ms_median"]),
                 fmt(r["uses_index"]),
                 fmt(r["temp_sort"]),
             ]
         ]
         parts.append(
-            f"REFRESH: our daemon's window queries (its pages, one after the other), median of {r['runs']} runs "
-            "(longest page: the most a due share waits for a refresh; load_window() adds Django's row conversion)\n"
+            f"REFRESH: our daemon's window queries (its pages' statements, one after the other), median of {r['runs']} "
+            "runs (longest one: a page is one or two; load_window() adds Django's row conversion)\n"
             + table(headers, rows)
             + "\n  SQL:  "
             + r["sql"]

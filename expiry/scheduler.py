@@ -183,6 +183,11 @@ class ExpiryScheduler(ChunkedExpiry):
             logger.warning("refused to schedule share %r at %r", share_id, expires_at)
             return False
         self.reminders.schedule(share_id, expires_at)
+        return self._push(share_id, expires_at)
+
+    def _push(self, share_id: int, expires_at: float) -> bool:
+        """schedule() without the reminder (a window's page: the reminders'
+        own refresh loads theirs)."""
         self._real_deadline.pop(share_id, None)
         if expires_at >= self.window_end:
             self._scheduled.pop(share_id, None)
@@ -326,7 +331,7 @@ class ExpiryScheduler(ChunkedExpiry):
         """Schedule the next page of the window being loaded; return how many
         shares it pushed."""
         window = self._window
-        pushed = self._schedule_many(window.next_page())
+        pushed = self._schedule_page(window.next_page())
         window.pushed += pushed
         self._page_owed = False
         if window.done:
@@ -401,7 +406,7 @@ class ExpiryScheduler(ChunkedExpiry):
 
     # --- helpers -------------------------------------------------------------
 
-    def _schedule_many(self, deadlines: list[ShareDeadline]) -> int:
+    def _schedule_page(self, deadlines: list[ShareDeadline]) -> int:
         if not self._heap and not self._scheduled:
             # A fresh heap: one heapify beats n pushes for large windows.
             for d in deadlines:
@@ -410,7 +415,7 @@ class ExpiryScheduler(ChunkedExpiry):
             self._heap = [(expires_at, share_id) for share_id, expires_at in self._scheduled.items()]
             heapq.heapify(self._heap)
             return len(self._heap)
-        return sum(self.schedule(d.share_id, d.expires_at) for d in deadlines)
+        return sum(self._push(d.share_id, d.expires_at) for d in deadlines)
 
     def _reschedule_survivors(self, share_ids: set[int], stamp: float) -> None:
         """Shares the UPDATE left alone were renewed, unshared or deleted

@@ -52,15 +52,28 @@ class WindowPage:
     after: tuple | None  # where the next page starts; None: this page ended the window
 
 
-def _window_sql(connection, resumed: bool) -> str:
-    """The window: active shares due before a time. The status is written in,
-    so the planner matches share_active_expiry_idx (expires_at, id) WHERE
-    status = 'active'; the row-value comparison resumes inside that order."""
+# The window's statements, each a range of share_active_expiry_idx
+# (expires_at, id) WHERE status = 'active' in its own order: the status is
+# written in, so the planner matches the partial index. Each row also gives
+# its deadline as text (CAST): the key a page resumes from, compared exactly
+# as stored. A row-value comparison, (expires_at, id) > (?, ?), would be one
+# statement, but SQLite ranges over expires_at alone and filters the ids: a
+# page deep inside many shares of one deadline (a burst) re-read all of them.
+_WINDOW_PARTS = {
+    # The window's first page: params until, limit.
+    "first": "expires_at < %s ORDER BY expires_at, id",
+    # The rest of the last deadline read: params deadline, id, limit.
+    "same_deadline": "expires_at = %s AND id > %s ORDER BY id",
+    # The deadlines after it: params deadline, until, limit.
+    "later": "expires_at > %s AND expires_at < %s ORDER BY expires_at, id",
+}
+
+
+def _window_sql(connection, part: str) -> str:
     table = connection.ops.quote_name(Share._meta.db_table)
-    resume = "AND (expires_at, id) > (%s, %s) " if resumed else ""
     return (
-        f"SELECT id, expires_at FROM {table} WHERE status = '{Share.Status.ACTIVE}' AND expires_at < %s "
-        f"{resume}ORDER BY expires_at, id LIMIT %s"
+        f"SELECT id, expires_at, CAST(expires_at AS TEXT) AS resume_key FROM {table} "
+        f"WHERE status = '{Share.Status.ACTIVE}' AND {_WINDOW_PARTS[part]} LIMIT %s"
     )
 
 
@@ -99,17 +112,26 @@ class ShareStore:
         """Up to `limit` of the active shares expiring before `until`, in
         (deadline, id) order, from just past `after` (a previous page's
         `after`; None: from the start). The order is the partial index's own,
-        so a page is a range scan that stops after `limit` rows, and no row is
-        read twice or skipped at a page boundary, ties on the deadline included."""
+        so a page is one or two range scans that stop after `limit` rows, and
+        no row is read twice or skipped at a page boundary, ties on the
+        deadline included."""
         connection = self.connection
-        params = [connection.ops.adapt_datetimefield_value(to_datetime(until)), *(after or ()), limit]
+        end = connection.ops.adapt_datetimefield_value(to_datetime(until))
+        rows = []
         with connection.cursor() as cursor:
-            cursor.execute(statement(connection, _window_sql, after is not None), params)
-            rows = cursor.fetchall()
+            if after is None:
+                cursor.execute(statement(connection, _window_sql, "first"), [end, limit])
+                rows = cursor.fetchall()
+            else:
+                deadline, share_id = after
+                cursor.execute(statement(connection, _window_sql, "same_deadline"), [deadline, share_id, limit])
+                rows = cursor.fetchall()
+                if len(rows) < limit:
+                    cursor.execute(statement(connection, _window_sql, "later"), [deadline, end, limit - len(rows)])
+                    rows += cursor.fetchall()
         timestamp = _timestamp_reader(connection)
-        deadlines = [ShareDeadline(share_id, timestamp(expires_at)) for share_id, expires_at in rows]
-        # The deadline as the database gave it: compared there again, exactly.
-        resume = (rows[-1][1], rows[-1][0]) if len(rows) == limit else None
+        deadlines = [ShareDeadline(share_id, timestamp(expires_at)) for share_id, expires_at, _ in rows]
+        resume = (rows[-1][2], rows[-1][0]) if len(rows) == limit else None
         return WindowPage(deadlines, resume)
 
     def load_window(self, until: float, page_rows: int = WINDOW_PAGE) -> list[ShareDeadline]:

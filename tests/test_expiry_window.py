@@ -11,12 +11,14 @@ import time
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 from freezegun import freeze_time
 
+from expiry.reminders import ReminderSchedule
 from expiry.scheduler import ExpiryScheduler
 from expiry.store import ShareStore
-from sharing.models import Share
+from sharing.models import Share, SharingPolicy
 
 PAGE = 3
 
@@ -33,12 +35,13 @@ def deadline_order(shares: list[Share]) -> list[int]:
 
 def read_pages(store: ShareStore, until: float) -> list[list[int]]:
     pages, after = [], None
-    while True:
+    for _ in range(20):  # a resume that does not move on would read pages for ever
         page = store.load_window_page(until, after, PAGE)
         pages.append([deadline.share_id for deadline in page.deadlines])
         if page.after is None:
             return pages
         after = page.after
+    raise AssertionError(f"no end to the window's pages: {pages[:5]} ...")
 
 
 def test_pages_read_each_share_of_the_window_once_in_deadline_order(frozen, make_shares):
@@ -61,6 +64,20 @@ def test_a_window_of_whole_pages_ends_with_an_empty_one(frozen, make_shares):
     assert pages == [deadline_order(window)[:3], deadline_order(window)[3:], []]
 
 
+def test_a_page_resumes_from_the_deadline_as_stored(frozen, make_shares):
+    """Text written by another program (here with a zero fraction, which
+    Django leaves out) still resumes exactly: the key is the stored value,
+    not one rebuilt from the converted datetime."""
+    window = make_shares(4, 10)
+    with connection.cursor() as cursor:
+        table = connection.ops.quote_name(Share._meta.db_table)
+        cursor.execute(f"UPDATE {table} SET expires_at = %s", ["2026-03-01 12:00:10.000000"])
+
+    pages = read_pages(ShareStore(), time.time() + 60)
+
+    assert [pk for page in pages for pk in page] == sorted(share.pk for share in window)
+
+
 def test_load_window_is_every_page(frozen, make_shares):
     window = make_shares(4, 10) + make_shares(3, 5)
 
@@ -72,9 +89,8 @@ def test_load_window_is_every_page(frozen, make_shares):
 
 def started(**options) -> ExpiryScheduler:
     """A scheduler past its catch-up, its first refresh begun (one page read)."""
-    scheduler = ExpiryScheduler(
-        ShareStore(bulk=False), clock=time.time, refresh_interval=60, window_page=PAGE, **options
-    )
+    options.setdefault("refresh_interval", 60)
+    scheduler = ExpiryScheduler(ShareStore(bulk=False), clock=time.time, window_page=PAGE, **options)
     scheduler.step()  # catch-up
     scheduler.step()  # the refresh: its first page
     return scheduler
@@ -173,3 +189,21 @@ def test_a_share_renewed_before_its_page_is_read_is_scheduled_as_renewed(frozen,
 
     last.refresh_from_db()
     assert scheduler.scheduled_deadline(last.pk) == (None if minutes else last.expires_at.timestamp())
+
+
+def test_pages_leave_reminders_to_the_reminders_own_refresh(frozen, make_shares):
+    """Reminders are read at the refresh with the rule of who owes one; the
+    window's pages do not add one per share (here none is owed)."""
+    policy = SharingPolicy.current()
+    policy.reminder_lead = timedelta(hours=1)
+    policy.save()
+    shares = make_shares(3 * PAGE, 2 * 3600)
+    Share.objects.filter(pk__in=[share.pk for share in shares]).update(remind_before_expiry=False)
+    reminders = ReminderSchedule(send=lambda share_id: None)
+    scheduler = started(reminders=reminders, refresh_interval=3 * 3600)
+
+    while scheduler.step():
+        pass
+
+    assert len(scheduler) == 3 * PAGE
+    assert len(reminders._heap) == 0

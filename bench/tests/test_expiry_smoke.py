@@ -113,8 +113,8 @@ def test_refresh_query_found_and_planned(report):
     refresh = report["scenarios"]["refresh"]
     assert refresh["window_rows"] == report["sizes"]["refresh_window"]
     assert refresh["probe_rows"] == refresh["window_rows"]
-    # Read a page at a time: full pages, then one short (here empty) page.
-    assert refresh["pages"] == refresh["window_rows"] // WINDOW_PAGE + 1
+    # Read a page at a time: at least one statement a page.
+    assert refresh["statements"] > refresh["window_rows"] // WINDOW_PAGE
     assert refresh["query_ms_median"] > 0
     assert refresh["plan"]
     assert refresh["uses_index"]
