@@ -15,11 +15,8 @@ Prints one line per --coalesce value (JSON with --json).
 
 import argparse
 import json
-import os
 import random
-import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -31,17 +28,14 @@ def measure(template: Path, coalesce: float) -> dict:
     from django.conf import settings
     from django.db import connection
 
+    from bench.in_process import fresh_copy
     from expiry.checkpoint import WalCheckpointer
     from expiry.housekeeping import Housekeeper
     from expiry.reminders import ReminderSchedule
     from expiry.scheduler import ExpiryScheduler
     from expiry.store import ShareStore
 
-    connection.close()
-    db = Path(connection.settings_dict["NAME"])
-    for suffix in ("-wal", "-shm"):
-        Path(f"{db}{suffix}").unlink(missing_ok=True)
-    shutil.copyfile(template, db)
+    fresh_copy(template)
     with connection.cursor() as cursor:
         cursor.execute("SELECT MIN(expires_at) FROM sharing_share")
         first = datetime.fromisoformat(cursor.fetchone()[0]).replace(tzinfo=UTC).timestamp()
@@ -98,26 +92,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
 
-    from bench.db import Databases, fill
+    from bench.in_process import scratch_django
 
-    workdir = Path(tempfile.mkdtemp(prefix="bench-cost-"))
-    try:
-        dbs = Databases(workdir)
-        dbs.prepare()
-        template = dbs.fresh("cost-template")
-        start = time.time() + 3600
-        rng = random.Random(2)
-        deadlines = [rng.uniform(start, start + args.seconds) for _ in range(args.shares)]
-        fill(template, dbs.owner_id, sorted(deadlines) if args.ordered else deadlines, created_at=time.time())
-        os.environ.update(SQLITE_PATH=str(workdir / "probe.sqlite3"), LOG_LEVEL="WARNING")
-        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "microcloud.settings")
-        os.environ.setdefault("SECRET_KEY", "bench-only-secret-key-for-throwaway-databases")
-        import django
-
-        django.setup()
+    start = time.time() + 3600
+    rng = random.Random(2)
+    deadlines = [rng.uniform(start, start + args.seconds) for _ in range(args.shares)]
+    with scratch_django("cost", sorted(deadlines) if args.ordered else deadlines) as template:
         results = [measure(template, coalesce) for coalesce in args.coalesce]
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
     if args.json:
         json.dump(results, sys.stdout, indent=1)
         return 0

@@ -18,9 +18,7 @@ import argparse
 import json
 import os
 import random
-import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -29,16 +27,11 @@ LEAD = 1.0  # the first early share falls due this long after the start
 
 def measure(template: Path, page: int, first: float, early_seconds: float) -> dict:
     """Run a scheduler on a copy of `template`, reading `page` rows a step."""
-    from django.db import connection
-
+    from bench.in_process import fresh_copy
     from expiry.scheduler import ExpiryScheduler
     from expiry.store import ShareStore
 
-    connection.close()
-    db = Path(connection.settings_dict["NAME"])
-    for suffix in ("-wal", "-shm"):
-        Path(f"{db}{suffix}").unlink(missing_ok=True)
-    shutil.copyfile(template, db)
+    fresh_copy(template)
     # The copy's dirty pages written back now: not as a stall of the run's first commit.
     os.sync()
     origin = time.perf_counter()
@@ -81,31 +74,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
 
-    from bench.db import Databases, fill
+    from bench.in_process import scratch_django
 
-    workdir = Path(tempfile.mkdtemp(prefix="bench-window-"))
-    try:
-        dbs = Databases(workdir)
-        dbs.prepare()
-        template = dbs.fresh("window-template")
-        first = time.time() + 3600  # nothing is due while the table fills
-        rng = random.Random(3)
-        early = [rng.uniform(first, first + args.early_seconds) for _ in range(args.early)]
-        later = [rng.uniform(first + args.early_seconds, first + 86400) for _ in range(args.rows)]
-        fill(template, dbs.owner_id, sorted(early + later), created_at=time.time())
-        first = min(early, default=first)
-        os.environ.update(SQLITE_PATH=str(workdir / "probe.sqlite3"), LOG_LEVEL="WARNING")
-        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "microcloud.settings")
-        os.environ.setdefault("SECRET_KEY", "bench-only-secret-key-for-throwaway-databases")
-        import django
-
-        django.setup()
+    first = time.time() + 3600  # nothing is due while the table fills
+    rng = random.Random(3)
+    early = [rng.uniform(first, first + args.early_seconds) for _ in range(args.early)]
+    later = [rng.uniform(first + args.early_seconds, first + 86400) for _ in range(args.rows)]
+    first = min(early, default=first)
+    with scratch_django("window", sorted(early + later)) as template:
         from expiry.management.commands.runexpiry import freeze_start_up
 
         freeze_start_up()  # as runexpiry does: full collections then skip Django's objects
         results = [measure(template, page, first, args.early_seconds) for page in args.pages]
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
     if args.json:
         json.dump(results, sys.stdout, indent=1)
         return 0
