@@ -138,11 +138,15 @@ def test_postgresql_three_daemons_5000_shares_one_killed_one_event_and_one_deliv
     assert set(delivery_counts.values()) == {1}
     assert {event_id for _, _, event_id in rows} == set(events.values_list("id", flat=True))
     assert not Share.objects.filter(pk__in=kept).exclude(status=Share.Status.ACTIVE).exists()
-    # At least once: every delivery id reached the receiver; a repeat only for a send the kill cut short.
+    # At least once: every delivery id reached the receiver; a repeat only for
+    # a send the kill cut short, or for an attempt recorded as failed that the
+    # receiver got anyway (a timeout on a loaded machine: the answer came late).
     received = Counter(receiver.ids())
     assert set(received) == {webhook_id for _, webhook_id, _ in rows}
     repeats = sum(n - 1 for n in received.values())
-    assert repeats <= 1
+    attempts = WebhookDelivery.objects.filter(share_id__range=(low, high)).values_list("attempts", flat=True)
+    failed_attempts = sum(n - 1 for n in attempts)
+    assert repeats <= 1 + failed_attempts, f"{repeats} repeats, {failed_attempts} failed attempts"
     first = receiver.received[0]
     verify(endpoint.secret, first.headers, first.body, now=int(first.headers["webhook-timestamp"]))
     report(
@@ -152,5 +156,6 @@ def test_postgresql_three_daemons_5000_shares_one_killed_one_event_and_one_deliv
         deliveries=len(rows),
         received=sum(received.values()),
         repeats=repeats,
+        failed_attempts=failed_attempts,
         drained_after_last_expiry_s=round(drained_s, 1),
     )
