@@ -21,7 +21,7 @@ from django.db import connections, models
 from django.db.models.expressions import RawSQL
 
 from sharing.models import Share, expire_overdue, expire_shares
-from sharing.models.state import due_q, due_sql
+from sharing.models.state import DEADLINE_FIELD, STATUS_FIELD, Status, due_q, due_sql
 from sharing.rows import field_reader, statement
 
 # SQLite's pick-up re-reads writes this far before the latest it saw. Writes
@@ -53,27 +53,28 @@ class WindowPage:
 
 
 # The window's statements, each a range of share_active_expiry_idx
-# (expires_at, id) WHERE status = 'active' in its own order: the status is
-# written in, so the planner matches the partial index. Each row also gives
+# (expires_at, id) WHERE status = 'active' in its own order, built from the
+# rule's parts (sharing.models.state): the status is written in, so the
+# planner matches the partial index. Each row also gives
 # its deadline as text (CAST): the key a page resumes from, compared exactly
 # as stored. A row-value comparison, (expires_at, id) > (?, ?), would be one
 # statement, but SQLite ranges over expires_at alone and filters the ids: a
 # page deep inside many shares of one deadline (a burst) re-read all of them.
 _WINDOW_PARTS = {
     # The window's first page: params until, limit.
-    "first": "expires_at < %s ORDER BY expires_at, id",
+    "first": f"{DEADLINE_FIELD} < %s ORDER BY {DEADLINE_FIELD}, id",
     # The rest of the last deadline read: params deadline, id, limit.
-    "same_deadline": "expires_at = %s AND id > %s ORDER BY id",
+    "same_deadline": f"{DEADLINE_FIELD} = %s AND id > %s ORDER BY id",
     # The deadlines after it: params deadline, until, limit.
-    "later": "expires_at > %s AND expires_at < %s ORDER BY expires_at, id",
+    "later": f"{DEADLINE_FIELD} > %s AND {DEADLINE_FIELD} < %s ORDER BY {DEADLINE_FIELD}, id",
 }
 
 
 def _window_sql(connection, part: str) -> str:
     table = connection.ops.quote_name(Share._meta.db_table)
     return (
-        f"SELECT id, expires_at, CAST(expires_at AS TEXT) AS resume_key FROM {table} "
-        f"WHERE status = '{Share.Status.ACTIVE}' AND {_WINDOW_PARTS[part]} LIMIT %s"
+        f"SELECT id, {DEADLINE_FIELD}, CAST({DEADLINE_FIELD} AS TEXT) AS resume_key FROM {table} "
+        f"WHERE {STATUS_FIELD} = '{Status.ACTIVE}' AND {_WINDOW_PARTS[part]} LIMIT %s"
     )
 
 
