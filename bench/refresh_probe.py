@@ -3,8 +3,8 @@
     python -m bench.refresh_probe DB --until UNIX_SECONDS [--runs N]
 
 Run with the benchmark's Django environment (SQLITE_PATH=DB). It calls the
-real ShareStore.load_window(), so the queries measured are exactly the ones
-the daemon issues at each refresh (the window's pages), captured with their
+real expiry.window.read_window(), so the queries measured are exactly the ones
+the daemon issues at each refresh when nothing is due (the window's pages, growing), captured with their
 parameters inlined, and prints JSON: the pages' SQL, the rows returned, and
 each call's time (the queries plus Django turning rows into ShareDeadline
 objects). The benchmark then times the bare SQL and reads its plan with
@@ -31,15 +31,16 @@ def main(argv: list[str] | None = None) -> int:
     from django.test.utils import CaptureQueriesContext
 
     from expiry.store import ShareStore
+    from expiry.window import read_window
 
     store = ShareStore()
     with CaptureQueriesContext(connection) as captured:
-        rows = len(store.load_window(args.until))  # also warms the page cache
+        rows = len(read_window(store, args.until))  # also warms the page cache
     statements_sql = [q["sql"] for q in captured.captured_queries if "expires_at" in q["sql"]]
     timings = []
     for _ in range(args.runs):
         start = time.perf_counter()
-        store.load_window(args.until)
+        read_window(store, args.until)
         timings.append(time.perf_counter() - start)
     json.dump({"statements_sql": statements_sql, "rows": rows, "load_window_s": timings}, sys.stdout)
     return 0

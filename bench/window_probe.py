@@ -1,6 +1,7 @@
 """How late shares fall due while the daemon reads a big window.
 
     python -m bench.window_probe [--rows 1000000] [--early 1000] [--early-seconds 10] [--pages 100 2000000]
+                               [--page-max ROWS]
 
 A daemon starting on a busy table (or refreshing a day's window) reads every
 share of its window before it knows them all. This probe fills a scratch
@@ -25,8 +26,9 @@ from pathlib import Path
 LEAD = 1.0  # the first early share falls due this long after the start
 
 
-def measure(template: Path, page: int, first: float, early_seconds: float) -> dict:
-    """Run a scheduler on a copy of `template`, reading `page` rows a step."""
+def measure(template: Path, page: int, page_max: int, first: float, early_seconds: float) -> dict:
+    """Run a scheduler on a copy of `template`, reading `page` rows a step
+    (up to `page_max` while nothing is due soon)."""
     from bench.in_process import fresh_copy
     from expiry.scheduler import ExpiryScheduler
     from expiry.store import ShareStore
@@ -39,7 +41,9 @@ def measure(template: Path, page: int, first: float, early_seconds: float) -> di
     def clock() -> float:
         return first - LEAD + time.perf_counter() - origin
 
-    scheduler = ExpiryScheduler(ShareStore(), clock=clock, refresh_interval=2 * 86400, window_page=page)
+    scheduler = ExpiryScheduler(
+        ShareStore(), clock=clock, refresh_interval=2 * 86400, window_page=page, window_page_max=page_max
+    )
     longest = steps = steps_reading = 0
     loaded_after = None
     while clock() < first + early_seconds or loaded_after is None:
@@ -55,6 +59,7 @@ def measure(template: Path, page: int, first: float, early_seconds: float) -> di
     stats = scheduler.stats
     return {
         "page": page,
+        "page_max": max(page, page_max),
         "window_rows": len(scheduler) + stats.expired,
         "loaded_after_s": loaded_after,
         "steps": steps,
@@ -71,6 +76,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--early", type=int, default=1000, help="shares due soon after the start")
     parser.add_argument("--early-seconds", type=float, default=10.0, help="the early shares' spread")
     parser.add_argument("--pages", type=int, nargs="+", default=[100, 2_000_000], metavar="ROWS", help="page sizes")
+    parser.add_argument(
+        "--page-max",
+        type=int,
+        metavar="ROWS",
+        help="largest page while nothing is due soon (default: the daemon's own; the page size: fixed pages)",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
 
@@ -83,16 +94,19 @@ def main(argv: list[str] | None = None) -> int:
     first = min(early, default=first)
     with scratch_django("window", sorted(early + later)) as template:
         from expiry.management.commands.runexpiry import freeze_start_up
+        from expiry.window import WINDOW_PAGE_MAX
 
         freeze_start_up()  # as runexpiry does: full collections then skip Django's objects
-        results = [measure(template, page, first, args.early_seconds) for page in args.pages]
+        page_max = WINDOW_PAGE_MAX if args.page_max is None else args.page_max
+        results = [measure(template, page, page_max, first, args.early_seconds) for page in args.pages]
     if args.json:
         json.dump(results, sys.stdout, indent=1)
         return 0
     print(f"{args.rows + args.early:,} shares in the window, {args.early:,} due in its first {args.early_seconds:g} s")
     for r in results:
         print(
-            f"page {r['page']:>9,} rows: window read {r['loaded_after_s']:6.2f} s after the start, "
+            f"page {r['page']:>9,} rows (up to {r['page_max']:,}): "
+            f"window read {r['loaded_after_s']:6.2f} s after the start, "
             f"longest step {r['longest_step_ms']:8.1f} ms, {r['expired']:,} expired, "
             f"worst lateness {r['worst_lateness_ms']:8.1f} ms"
         )

@@ -46,8 +46,8 @@ from expiry.coalescing import Coalescing
 from expiry.notify import valid_deadline
 from expiry.reminders import NoReminders
 from expiry.rows import NoRows
-from expiry.store import WINDOW_PAGE, ShareDeadline, ShareStore
-from expiry.window import WindowLoad
+from expiry.store import ShareDeadline, ShareStore
+from expiry.window import WINDOW_PAGE, WINDOW_PAGE_MAX, WindowLoad
 from sharing.models import SharingPolicy
 
 logger = logging.getLogger("expiry")
@@ -98,6 +98,7 @@ class ExpiryScheduler(ChunkedExpiry):
         uploads=None,
         requests=None,
         window_page: int = WINDOW_PAGE,
+        window_page_max: int = WINDOW_PAGE_MAX,
     ):
         self.store = store
         self.clock = clock or time.time  # looked up now, so freezegun can stand in
@@ -119,7 +120,8 @@ class ExpiryScheduler(ChunkedExpiry):
         # Upload requests' deadlines (expiry.requests), likewise.
         self.requests = requests if requests is not None else NoRows()
         self._chunk = bursts.FIRST_CHUNK  # statement size, adapted by ChunkedExpiry
-        self.window_page = window_page  # rows a refresh reads at a time
+        self.window_page = window_page  # rows a refresh reads at a time while a deadline is close
+        self.window_page_max = window_page_max  # and at most, while none is
         self._window: WindowLoad | None = None  # the window being read, page by page
         # Set by an expiry batch while a window loads: the next step reads a
         # page, so a steady stream of due shares cannot starve the load.
@@ -213,10 +215,7 @@ class ExpiryScheduler(ChunkedExpiry):
         watcher wakes it earlier)."""
         if self.loading_window:
             return 0.0  # more of the window to read
-        deadline = self.next_refresh
-        if self._heap:
-            deadline = min(deadline, self._wake_time())
-        deadline = min(deadline, self.reminders.next_time(), self.uploads.next_time(), self.requests.next_time())
+        deadline = min(self.next_refresh, self._next_deadline())
         if self.watcher is not None:
             if self.watcher.wants_pickup:
                 return 0.0
@@ -275,6 +274,11 @@ class ExpiryScheduler(ChunkedExpiry):
             return True
         return False
 
+    def _next_deadline(self) -> float:
+        """When the next share, reminder, upload or request falls due."""
+        deadline = min(self.reminders.next_time(), self.uploads.next_time(), self.requests.next_time())
+        return min(deadline, self._wake_time()) if self._heap else deadline
+
     def _wake_time(self) -> float:
         """When the heap head should be expired: at its deadline, or up to
         the slack later when another share falls due within it."""
@@ -324,14 +328,14 @@ class ExpiryScheduler(ChunkedExpiry):
         self.uploads.refresh(now, self.window_end)
         self.requests.refresh(now, self.window_end)
         self.stats.refreshes += 1
-        self._window = WindowLoad(self.store, self.window_end, self.window_page)
+        self._window = WindowLoad(self.store, self.window_end, self.window_page, self.window_page_max, clock=self.clock)
         return self.load_window_page()
 
     def load_window_page(self) -> int:
         """Schedule the next page of the window being loaded; return how many
         shares it pushed."""
         window = self._window
-        pushed = self._schedule_page(window.next_page())
+        pushed = self._schedule_page(window.next_page(room=self._next_deadline() - self.clock()))
         window.pushed += pushed
         self._page_owed = False
         if window.done:

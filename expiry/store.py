@@ -30,12 +30,6 @@ from sharing.rows import field_reader, statement
 PICKUP_OVERLAP = 0.2
 
 
-# A refresh's window is read this many rows at a time: a share falling due
-# while it loads waits for one page (~1 ms on the slower development VM),
-# not for the whole window (docs/expiry.md, "Window").
-WINDOW_PAGE = 100
-
-
 def to_datetime(timestamp: float) -> datetime:
     return datetime.fromtimestamp(timestamp, UTC)
 
@@ -72,15 +66,19 @@ _WINDOW_PARTS = {
 
 def _window_sql(connection, part: str) -> str:
     table = connection.ops.quote_name(Share._meta.db_table)
+    # Columns: id, the deadline, its text. SQLite's text is the deadline too:
+    # one column fewer, and no driver conversion of every row to a datetime
+    # (a third of the page's time, docs/benchmarks.md).
+    deadline = "" if connection.vendor == "sqlite" else f"{DEADLINE_FIELD}, "
     return (
-        f"SELECT id, {DEADLINE_FIELD}, CAST({DEADLINE_FIELD} AS TEXT) AS resume_key FROM {table} "
+        f"SELECT id, {deadline}CAST({DEADLINE_FIELD} AS TEXT) AS resume_key FROM {table} "
         f"WHERE {STATUS_FIELD} = '{Status.ACTIVE}' AND {_WINDOW_PARTS[part]} LIMIT %s"
     )
 
 
 def _timestamp_reader(connection):
     """Seconds since the epoch from an expires_at as `connection` returns it
-    (text on SQLite), converted as the ORM would."""
+    (or as SQLite stores it, text), converted as the ORM would."""
     read = field_reader(connection, Share, "expires_at")
     return lambda value: read(value).timestamp()
 
@@ -109,7 +107,7 @@ class ShareStore:
     def _active(self):
         return Share.objects.using(self.using).filter(status=Share.Status.ACTIVE)
 
-    def load_window_page(self, until: float, after=None, limit: int = WINDOW_PAGE) -> WindowPage:
+    def load_window_page(self, until: float, after, limit: int) -> WindowPage:
         """Up to `limit` of the active shares expiring before `until`, in
         (deadline, id) order, from just past `after` (a previous page's
         `after`; None: from the start). The order is the partial index's own,
@@ -131,19 +129,9 @@ class ShareStore:
                     cursor.execute(statement(connection, _window_sql, "later"), [deadline, end, limit - len(rows)])
                     rows += cursor.fetchall()
         timestamp = _timestamp_reader(connection)
-        deadlines = [ShareDeadline(share_id, timestamp(expires_at)) for share_id, expires_at, _ in rows]
-        resume = (rows[-1][2], rows[-1][0]) if len(rows) == limit else None
+        deadlines = [ShareDeadline(row[0], timestamp(row[1])) for row in rows]
+        resume = (rows[-1][-1], rows[-1][0]) if len(rows) == limit else None
         return WindowPage(deadlines, resume)
-
-    def load_window(self, until: float, page_rows: int = WINDOW_PAGE) -> list[ShareDeadline]:
-        """Every active share expiring before `until`, `page_rows` at a time."""
-        deadlines, after = [], None
-        while True:
-            page = self.load_window_page(until, after, page_rows)
-            deadlines += page.deadlines
-            if page.after is None:
-                return deadlines
-            after = page.after
 
     def change_mark(self, now: float):
         """Return where the next load_changed() must start so that it misses

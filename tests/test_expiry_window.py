@@ -18,6 +18,7 @@ from freezegun import freeze_time
 from expiry.reminders import ReminderSchedule
 from expiry.scheduler import ExpiryScheduler
 from expiry.store import ShareStore
+from expiry.window import WindowLoad, read_window
 from sharing.models import Share, SharingPolicy
 
 PAGE = 3
@@ -78,18 +79,20 @@ def test_a_page_resumes_from_the_deadline_as_stored(frozen, make_shares):
     assert [pk for page in pages for pk in page] == sorted(share.pk for share in window)
 
 
-def test_load_window_is_every_page(frozen, make_shares):
+def test_read_window_is_every_page(frozen, make_shares):
     window = make_shares(4, 10) + make_shares(3, 5)
 
-    deadlines = ShareStore().load_window(time.time() + 60, page_rows=PAGE)
+    deadlines = read_window(ShareStore(), time.time() + 60, page=PAGE)
 
     assert [deadline.share_id for deadline in deadlines] == deadline_order(window)
     assert {deadline.expires_at for deadline in deadlines} == {share.expires_at.timestamp() for share in window}
 
 
 def started(**options) -> ExpiryScheduler:
-    """A scheduler past its catch-up, its first refresh begun (one page read)."""
+    """A scheduler past its catch-up, its first refresh begun (one page read);
+    pages of PAGE rows unless `window_page_max` lets them grow."""
     options.setdefault("refresh_interval", 60)
+    options.setdefault("window_page_max", PAGE)
     scheduler = ExpiryScheduler(ShareStore(bulk=False), clock=time.time, window_page=PAGE, **options)
     scheduler.step()  # catch-up
     scheduler.step()  # the refresh: its first page
@@ -207,3 +210,65 @@ def test_pages_leave_reminders_to_the_reminders_own_refresh(frozen, make_shares)
 
     assert len(scheduler) == 3 * PAGE
     assert len(reminders._heap) == 0
+
+
+class TickingClock:
+    """Each reading an eighth of a second after the one before: every page "takes" 0.125 s."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 0.125
+        return self.now
+
+
+def test_pages_double_while_there_is_room_and_drop_back_when_a_deadline_is_close(frozen, make_shares):
+    window = make_shares(60, 10)
+    load = WindowLoad(ShareStore(), time.time() + 60, page=PAGE, largest=4 * PAGE, clock=TickingClock())
+
+    sizes = [len(load.next_page()) for _ in range(4)]  # no deadline to keep
+    # Another page of 4 * PAGE rows would take 0.125 s: it needs more than 4 x that of room.
+    sizes.append(len(load.next_page(room=0.5)))
+    # A page twice as long as the last one's 0.125 s needs more than 4 x 0.25 s.
+    sizes.append(len(load.next_page(room=1.0)))
+    sizes.append(len(load.next_page(room=1.01)))
+    sizes.append(len(load.next_page(room=1.01)))
+    while not load.done:
+        load.next_page()
+
+    assert sizes == [PAGE, 2 * PAGE, 4 * PAGE, 4 * PAGE, PAGE, PAGE, 2 * PAGE, 4 * PAGE]
+    assert load.rows == len(window)
+
+
+def test_read_window_grows_its_pages(frozen, make_shares):
+    window = make_shares(7 * PAGE - 1, 10)  # the third page is the last
+    store = ShareStore()
+    asked = []
+    read_page = store.load_window_page
+    store.load_window_page = lambda until, after, limit: asked.append(limit) or read_page(until, after, limit)
+
+    deadlines = read_window(store, time.time() + 60, page=PAGE)
+
+    assert asked == [PAGE, 2 * PAGE, 4 * PAGE]
+    assert [deadline.share_id for deadline in deadlines] == deadline_order(window)
+
+
+def test_the_scheduler_grows_its_pages_only_while_nothing_is_due(frozen, make_shares):
+    make_shares(PAGE, 5)
+    make_shares(20 * PAGE, 10)
+    scheduler = started(batch_size=1, window_page_max=4 * PAGE)
+    frozen.tick(5)  # the first page's shares are due: batches and pages of PAGE rows take turns
+
+    sizes = []
+    while scheduler.loading_window:
+        before = len(scheduler) + scheduler.stats.expired
+        scheduler.step()
+        if scheduler.stats.expired == 0 or len(scheduler) + scheduler.stats.expired != before:
+            sizes.append(len(scheduler) + scheduler.stats.expired - before)
+
+    # While the first page's three shares fall due one a batch: pages of PAGE
+    # rows; once none is due (the rest are 5 s off, frozen time): doubling.
+    assert sizes[:2] == [PAGE, PAGE]
+    assert sizes[2:5] == [2 * PAGE, 4 * PAGE, 4 * PAGE]
+    assert scheduler.stats.expired == PAGE

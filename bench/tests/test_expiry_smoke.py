@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bench.tests.running import run_module
-from expiry.store import WINDOW_PAGE
+from expiry.window import WINDOW_PAGE_MAX
 
 ENGINES = ("daemon", "seed_loop", "sweep")
 
@@ -114,7 +114,7 @@ def test_refresh_query_found_and_planned(report):
     assert refresh["window_rows"] == report["sizes"]["refresh_window"]
     assert refresh["probe_rows"] == refresh["window_rows"]
     # Read a page at a time: at least one statement a page.
-    assert refresh["statements"] > refresh["window_rows"] // WINDOW_PAGE
+    assert refresh["statements"] > refresh["window_rows"] // WINDOW_PAGE_MAX
     assert refresh["query_ms_median"] > 0
     assert refresh["plan"]
     assert refresh["uses_index"]
