@@ -188,6 +188,10 @@ def spread(
     with run.start(engine, db) as proc, Watcher(db) as watcher:
         proc.wait_ready()
         ready_at = time.time()
+        # The CPU is counted from the first deadline: the idle lead before it
+        # would dilute the rate's "% of a core" by however long the lead is.
+        sleep_until(first, proc)
+        counted_from = time.time()
         before = procstats.sample(proc.pid)
         done_at = wait_drained(proc, watcher, first + span, give_up_at=first + span + 30 + n * 0.002)
         after = procstats.sample(proc.pid)
@@ -197,7 +201,7 @@ def spread(
         drained=done_at is not None,
         cpu_s=after.cpu_ticks_s - before.cpu_ticks_s,
         cpu_run_s=after.cpu_run_s - before.cpu_run_s,
-        cpu_window_s=(done_at or time.time()) - ready_at,
+        cpu_window_s=(done_at or time.time()) - counted_from,
         exit_code=proc.exit_code,
     )
     result["cpu_percent"] = 100 * result["cpu_s"] / result["cpu_window_s"] if result["cpu_window_s"] else None

@@ -85,6 +85,16 @@ def test_spread_cpu_was_measured(report):
         assert result["cpu_run_s"] > 0, engine
 
 
+@pytest.mark.parametrize("scenario", ["spread", "rate"])
+def test_cpu_is_counted_from_the_first_deadline_not_through_the_idle_lead(report, scenario):
+    span = report["sizes"][f"{scenario}_seconds"]
+    result = report["scenarios"][scenario]["daemon"]  # drained within a poll of its last deadline
+    assert result["headroom_s"] > 0.2  # a lead to leave out
+    # From the first deadline to the drain: the span and the drain's few
+    # polls, never the lead before it as well.
+    assert span - 0.05 <= result["cpu_window_s"] < span + result["headroom_s"]
+
+
 def test_pickup_counts_match(report):
     size = report["sizes"]["pickup_shares"]
     for engine, result in report["scenarios"]["pickup"].items():
@@ -167,11 +177,11 @@ def test_the_cost_probe_expires_everything_and_coalescing_cuts_statements():
 def test_the_window_probe_expires_the_early_shares_whatever_the_page():
     done = run_module(
         *("bench.window_probe", "--rows", "3000", "--early", "50", "--early-seconds", "0.5"),
-        *("--pages", "100", "100000", "--json"),
+        *("--pages", "100", "100000", "--page-max", "100", "--json"),
     )
     paged, whole = json.loads(done.stdout)
     assert paged["expired"] == whole["expired"] == 50
     assert paged["window_rows"] == whole["window_rows"] == 3050
-    # 3,050 rows: the refresh reads the first page, 30 more steps the rest.
+    # 3,050 rows in pages of 100: the refresh reads the first page, 30 more steps the rest.
     assert paged["steps_while_reading"] >= 30
     assert whole["steps_while_reading"] == 0
