@@ -1,7 +1,7 @@
 """The CPU of one request in process: the floor view against a hot-link download.
 
     python -m bench.web_probe [--database sqlite|postgresql] [--requests 3000]
-                              [--rounds 3] [--profile N] [--json]
+                              [--rounds 3] [--profile N] [--sort tottime] [--json]
 
 `bench.web` measures through gunicorn and wrk, where the machine's other
 processes and the kernel share the figure; this probe calls the WSGI
@@ -81,6 +81,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--requests", type=int, default=3000, help="requests per path and round (default 3000)")
     parser.add_argument("--rounds", type=int, default=3, help="floor and download alternated this often (default 3)")
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="then profile the download, top N")
+    parser.add_argument(
+        "--sort",
+        choices=("cumulative", "tottime"),
+        default="cumulative",
+        help="the profile's order (default cumulative)",
+    )
     parser.add_argument("--json", action="store_true", help="print the rounds as JSON instead")
     args = parser.parse_args(argv)
 
@@ -129,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.profile:
                 profile = cProfile.Profile()
                 profile.runcall(per_request_us, app, hot, args.requests)
-                pstats.Stats(profile).sort_stats("cumulative").print_stats(args.profile)
+                pstats.Stats(profile).sort_stats(args.sort).print_stats(args.profile)
             from django.db import connections
 
             connections.close_all()  # before the PostgreSQL database is dropped

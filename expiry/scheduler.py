@@ -341,7 +341,7 @@ class ExpiryScheduler(ChunkedExpiry):
         if window.done:
             self._window = None
             logger.info(
-                "refresh: %d shares due in the window (%d new, read in %d pages), heap %d, next refresh in %.3f s",
+                "refresh: %d shares due in the window (%d new; pages read: %d), heap %d, next refresh in %.3f s",
                 window.rows,
                 window.pushed,
                 window.pages,
