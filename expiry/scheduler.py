@@ -213,8 +213,8 @@ class ExpiryScheduler(ChunkedExpiry):
     def seconds_until_next(self) -> float:
         """How long the caller may wait before `step` has work again (or a
         watcher wakes it earlier)."""
-        if self.loading_window:
-            return 0.0  # more of the window to read
+        if self.loading_window or self.reminders.loading:
+            return 0.0  # more of the window (or of its reminders) to read
         deadline = min(self.next_refresh, self._next_deadline())
         if self.watcher is not None:
             if self.watcher.wants_pickup:
@@ -246,12 +246,16 @@ class ExpiryScheduler(ChunkedExpiry):
         window = self._window
         if self._heap and self._wake_time() <= now and not self._page_owed:
             self.expire_due(now, limit=self.batch_size)
-            self._page_owed = window is not None
+            self._page_owed = window is not None or self.reminders.loading
             return True
         if window is not None:
             # Before reminders and the rest: until the window is in, a share
             # due beyond the last one read would be missed.
             self.load_window_page()
+            return True
+        if self.reminders.loading:
+            self.reminders.load_page(room=self._next_deadline() - now)
+            self._page_owed = False
             return True
         if notices:
             return True

@@ -55,24 +55,27 @@ class WindowPage:
 # statement, but SQLite ranges over expires_at alone and filters the ids: a
 # page deep inside many shares of one deadline (a burst) re-read all of them.
 _WINDOW_PARTS = {
-    # The window's first page: params until, limit.
-    "first": f"{DEADLINE_FIELD} < %s ORDER BY {DEADLINE_FIELD}, id",
-    # The rest of the last deadline read: params deadline, id, limit.
-    "same_deadline": f"{DEADLINE_FIELD} = %s AND id > %s ORDER BY id",
-    # The deadlines after it: params deadline, until, limit.
-    "later": f"{DEADLINE_FIELD} > %s AND {DEADLINE_FIELD} < %s ORDER BY {DEADLINE_FIELD}, id",
+    # The window's first page: params until.
+    "first": (f"{DEADLINE_FIELD} < %s", f"{DEADLINE_FIELD}, id"),
+    # The rest of the last deadline read: params deadline, id.
+    "same_deadline": (f"{DEADLINE_FIELD} = %s AND id > %s", "id"),
+    # The deadlines after it: params deadline, until.
+    "later": (f"{DEADLINE_FIELD} > %s AND {DEADLINE_FIELD} < %s", f"{DEADLINE_FIELD}, id"),
 }
 
 
-def _window_sql(connection, part: str) -> str:
+def _window_sql(connection, part: str, only: str = "") -> str:
+    """A page's statement; `only`: a further condition (SQL) on the rows."""
     table = connection.ops.quote_name(Share._meta.db_table)
+    condition, order = _WINDOW_PARTS[part]
     # Columns: id, the deadline, its text. SQLite's text is the deadline too:
     # one column fewer, and no driver conversion of every row to a datetime
     # (a third of the page's time, docs/benchmarks.md).
     deadline = "" if connection.vendor == "sqlite" else f"{DEADLINE_FIELD}, "
+    only = f" AND ({only})" if only else ""
     return (
         f"SELECT id, {deadline}CAST({DEADLINE_FIELD} AS TEXT) AS resume_key FROM {table} "
-        f"WHERE {STATUS_FIELD} = '{Status.ACTIVE}' AND {_WINDOW_PARTS[part]} LIMIT %s"
+        f"WHERE {STATUS_FIELD} = '{Status.ACTIVE}' AND {condition}{only} ORDER BY {order} LIMIT %s"
     )
 
 
@@ -107,26 +110,34 @@ class ShareStore:
     def _active(self):
         return Share.objects.using(self.using).filter(status=Share.Status.ACTIVE)
 
-    def load_window_page(self, until: float, after, limit: int) -> WindowPage:
+    def load_window_page(self, until: float, after, limit: int, only: tuple[str, list] | None = None) -> WindowPage:
         """Up to `limit` of the active shares expiring before `until`, in
         (deadline, id) order, from just past `after` (a previous page's
-        `after`; None: from the start). The order is the partial index's own,
-        so a page is one or two range scans that stop after `limit` rows, and
-        no row is read twice or skipped at a page boundary, ties on the
-        deadline included."""
+        `after`; None: from the start); `only`: a further condition and its
+        parameters (the reminders' "owes one"). The order is the partial
+        index's own, so a page is one or two range scans that stop after
+        `limit` rows, and no row is read twice or skipped at a page boundary,
+        ties on the deadline included."""
         connection = self.connection
         end = connection.ops.adapt_datetimefield_value(to_datetime(until))
+        only_sql, only_params = only or ("", [])
+
+        def sql(part: str) -> str:
+            if only_sql:
+                return _window_sql(connection, part, only_sql)
+            return statement(connection, _window_sql, part)
+
         rows = []
         with connection.cursor() as cursor:
             if after is None:
-                cursor.execute(statement(connection, _window_sql, "first"), [end, limit])
+                cursor.execute(sql("first"), [end, *only_params, limit])
                 rows = cursor.fetchall()
             else:
                 deadline, share_id = after
-                cursor.execute(statement(connection, _window_sql, "same_deadline"), [deadline, share_id, limit])
+                cursor.execute(sql("same_deadline"), [deadline, share_id, *only_params, limit])
                 rows = cursor.fetchall()
                 if len(rows) < limit:
-                    cursor.execute(statement(connection, _window_sql, "later"), [deadline, end, limit - len(rows)])
+                    cursor.execute(sql("later"), [deadline, end, *only_params, limit - len(rows)])
                     rows += cursor.fetchall()
         timestamp = _timestamp_reader(connection)
         deadlines = [ShareDeadline(row[0], timestamp(row[1])) for row in rows]

@@ -12,7 +12,7 @@ inside a transaction: a slow mail server must not hold a lock.
 
 from datetime import datetime, timedelta
 
-from django.db.models import F, Q
+from django.db.models import F, Q, QuerySet
 
 from sharing.models import Share
 
@@ -42,8 +42,14 @@ def claim_reminder(share_id: int, now: datetime, lead: timedelta | None) -> bool
     owed). Return whether this call claimed it."""
     if not lead_is_on(lead):
         return False
-    owed = Share.objects.servable(now).filter(reminder_owed(lead), expires_at__lte=now + lead, pk=share_id)
+    owed = owing_reminders(now, lead).filter(expires_at__lte=now + lead, pk=share_id)
     return owed.update(reminder_sent_at=now) == 1
+
+
+def owing_reminders(now: datetime, lead: timedelta) -> QuerySet:
+    """The shares that owe a reminder at `now` with `lead`, before any is
+    claimed: still servable, asked for one, and not written after its time."""
+    return Share.objects.servable(now).filter(reminder_owed(lead))
 
 
 def reminder_times(
@@ -55,7 +61,7 @@ def reminder_times(
     index (a range of expires_at)."""
     if not lead_is_on(lead):
         return []
-    shares = Share.objects.servable(now).filter(reminder_owed(lead))
+    shares = owing_reminders(now, lead)
     if share_ids is not None:
         shares = shares.filter(pk__in=share_ids)
     if until is not None:

@@ -31,6 +31,15 @@ def statement(connection, build, *args) -> str:
     return sql
 
 
+def where_sql(queryset: models.QuerySet) -> tuple[str, list]:
+    """The WHERE condition of `queryset` as SQL and its parameters, its
+    columns qualified by the model's table: for a statement written out
+    that must ask a rule the ORM states."""
+    query = queryset.query
+    sql, params = query.get_compiler(queryset.db).compile(query.where)
+    return sql, list(params)
+
+
 @contextlib.contextmanager
 def plain_cursor(connection):
     """A cursor for a statement written out, on the download path: on SQLite

@@ -272,3 +272,86 @@ def test_the_scheduler_grows_its_pages_only_while_nothing_is_due(frozen, make_sh
     assert sizes[:2] == [PAGE, PAGE]
     assert sizes[2:5] == [2 * PAGE, 4 * PAGE, 4 * PAGE]
     assert scheduler.stats.expired == PAGE
+
+
+def owing_reminders_scheduler(make_shares, count: int, **options) -> tuple[ExpiryScheduler, ReminderSchedule, list]:
+    """`count` shares due in 2 hours that owe a reminder (lead 1 hour), one
+    that asked for none, and a scheduler whose reminders start with pages of PAGE."""
+    policy = SharingPolicy.current()
+    policy.reminder_lead = timedelta(hours=1)
+    policy.save()
+    owing = make_shares(count, 2 * 3600)
+    opted_out = make_shares(1, 2 * 3600)[0]
+    Share.objects.filter(pk=opted_out.pk).update(remind_before_expiry=False)
+    reminders = ReminderSchedule(send=lambda share_id: None, page=PAGE)
+    return started(reminders=reminders, refresh_interval=3 * 3600, **options), reminders, owing
+
+
+def test_reminders_owed_are_read_a_page_a_step_after_the_window(frozen, make_shares):
+    scheduler, reminders, owing = owing_reminders_scheduler(make_shares, 3 * PAGE + 1)
+
+    assert len(reminders) == PAGE  # the refresh read the first page of each
+    assert reminders.loading
+    assert scheduler.seconds_until_next() == 0
+    steps = 0
+    while (scheduler.loading_window or reminders.loading) and steps < 20:
+        scheduler.step()
+        steps += 1
+
+    # The window's 11 shares: three more pages (started() keeps them at PAGE
+    # rows); then the reminders' 10 in pages that double, nothing being
+    # due: PAGE (read by the refresh), 2 x PAGE, and the one left.
+    assert steps == 3 + 2
+    assert {share.pk for share in owing} == set(reminders._heap._scheduled)
+    first = min(share.expires_at.timestamp() for share in owing)
+    assert reminders.next_time() == first - 3600
+    assert scheduler.seconds_until_next() == pytest.approx(3600)
+
+
+def test_a_due_expiry_goes_before_the_next_page_of_reminders(frozen, make_shares):
+    due = make_shares(1, 5)[0]
+    scheduler, reminders, _ = owing_reminders_scheduler(make_shares, 2 * PAGE, window_page_max=100)
+    while scheduler.loading_window:
+        scheduler.step()
+    assert reminders.loading
+    frozen.tick(5)
+
+    loaded = len(reminders)
+    scheduler.step()
+
+    assert Share.objects.get(pk=due.pk).status == Share.Status.EXPIRED
+    assert len(reminders) == loaded  # the page waited for the expiry
+    scheduler.step()
+    assert len(reminders) > loaded
+
+
+def test_a_reset_forgets_the_reminders_half_read(frozen, make_shares):
+    scheduler, reminders, _ = owing_reminders_scheduler(make_shares, 2 * PAGE)
+    assert reminders.loading
+
+    scheduler.reset()
+
+    assert not reminders.loading
+    assert len(reminders) == 0
+
+
+def test_due_batches_and_pages_of_reminders_take_turns(frozen, make_shares):
+    make_shares(PAGE, 5)
+    scheduler, reminders, _ = owing_reminders_scheduler(make_shares, 4 * PAGE, batch_size=1, window_page_max=100)
+    while scheduler.loading_window:
+        scheduler.step()
+    frozen.tick(5)  # one share a batch: two stay due after each
+
+    after_each_step = []
+    for _ in range(4):
+        scheduler.step()
+        after_each_step.append((scheduler.stats.expired, len(reminders)))
+
+    # batch, page, batch, page: the reminders' load goes on though shares are still due.
+    expired = [step[0] for step in after_each_step]
+    loaded = [step[1] for step in after_each_step]
+    assert expired == [1, 1, 2, 2]
+    assert loaded[0] == PAGE
+    assert loaded[1] > loaded[0]
+    assert loaded[2] == loaded[1]
+    assert loaded[3] > loaded[2]
