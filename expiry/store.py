@@ -65,17 +65,20 @@ _WINDOW_PARTS = {
 
 
 def _window_sql(connection, part: str, only: str = "") -> str:
-    """A page's statement; `only`: a further condition (SQL) on the rows."""
+    """A page's statement; `only`: a condition (SQL) a row must meet to be
+    wanted, asked of each row of the page (a column), not in the WHERE: a
+    page then reads `limit` rows of the index whatever meets it, where a
+    filter would read on until `limit` rows met it (all of them when none do)."""
     table = connection.ops.quote_name(Share._meta.db_table)
     condition, order = _WINDOW_PARTS[part]
-    # Columns: id, the deadline, its text. SQLite's text is the deadline too:
-    # one column fewer, and no driver conversion of every row to a datetime
-    # (a third of the page's time, docs/benchmarks.md).
+    # Columns: id, the deadline, its text, whether wanted. SQLite's text is
+    # the deadline too: one column fewer, and no driver conversion of every
+    # row to a datetime (a third of the page's time, docs/benchmarks.md).
     deadline = "" if connection.vendor == "sqlite" else f"{DEADLINE_FIELD}, "
-    only = f" AND ({only})" if only else ""
+    wanted = f", CASE WHEN ({only}) THEN 1 ELSE 0 END AS wanted" if only else ""
     return (
-        f"SELECT id, {deadline}CAST({DEADLINE_FIELD} AS TEXT) AS resume_key FROM {table} "
-        f"WHERE {STATUS_FIELD} = '{Status.ACTIVE}' AND {condition}{only} ORDER BY {order} LIMIT %s"
+        f"SELECT id, {deadline}CAST({DEADLINE_FIELD} AS TEXT) AS resume_key{wanted} FROM {table} "
+        f"WHERE {STATUS_FIELD} = '{Status.ACTIVE}' AND {condition} ORDER BY {order} LIMIT %s"
     )
 
 
@@ -113,11 +116,12 @@ class ShareStore:
     def load_window_page(self, until: float, after, limit: int, only: tuple[str, list] | None = None) -> WindowPage:
         """Up to `limit` of the active shares expiring before `until`, in
         (deadline, id) order, from just past `after` (a previous page's
-        `after`; None: from the start); `only`: a further condition and its
-        parameters (the reminders' "owes one"). The order is the partial
-        index's own, so a page is one or two range scans that stop after
-        `limit` rows, and no row is read twice or skipped at a page boundary,
-        ties on the deadline included."""
+        `after`; None: from the start); `only`: a condition and its
+        parameters (the reminders' "owes one"), the page then holding the
+        rows of those `limit` that meet it. The order is the partial index's
+        own, so a page is one or two range scans that stop after `limit`
+        rows, and no row is read twice or skipped at a page boundary, ties
+        on the deadline included."""
         connection = self.connection
         end = connection.ops.adapt_datetimefield_value(to_datetime(until))
         only_sql, only_params = only or ("", [])
@@ -130,18 +134,19 @@ class ShareStore:
         rows = []
         with connection.cursor() as cursor:
             if after is None:
-                cursor.execute(sql("first"), [end, *only_params, limit])
+                cursor.execute(sql("first"), [*only_params, end, limit])
                 rows = cursor.fetchall()
             else:
                 deadline, share_id = after
-                cursor.execute(sql("same_deadline"), [deadline, share_id, *only_params, limit])
+                cursor.execute(sql("same_deadline"), [*only_params, deadline, share_id, limit])
                 rows = cursor.fetchall()
                 if len(rows) < limit:
-                    cursor.execute(sql("later"), [deadline, end, *only_params, limit - len(rows)])
+                    cursor.execute(sql("later"), [*only_params, deadline, end, limit - len(rows)])
                     rows += cursor.fetchall()
         timestamp = _timestamp_reader(connection)
-        deadlines = [ShareDeadline(row[0], timestamp(row[1])) for row in rows]
-        resume = (rows[-1][-1], rows[-1][0]) if len(rows) == limit else None
+        key = 1 if connection.vendor == "sqlite" else 2  # the resume key's column
+        deadlines = [ShareDeadline(row[0], timestamp(row[1])) for row in rows if not only_sql or row[-1]]
+        resume = (rows[-1][key], rows[-1][0]) if len(rows) == limit else None
         return WindowPage(deadlines, resume)
 
     def change_mark(self, now: float):

@@ -20,6 +20,7 @@ from expiry.scheduler import ExpiryScheduler
 from expiry.store import ShareStore
 from expiry.window import WindowLoad, read_window
 from sharing.models import Share, SharingPolicy
+from sharing.rows import where_sql
 
 PAGE = 3
 
@@ -341,6 +342,7 @@ def test_due_batches_and_pages_of_reminders_take_turns(frozen, make_shares):
     while scheduler.loading_window:
         scheduler.step()
     frozen.tick(5)  # one share a batch: two stay due after each
+    before = len(reminders)  # none yet: the refresh's page held the shares due at 5 s, which owe none
 
     after_each_step = []
     for _ in range(4):
@@ -351,7 +353,29 @@ def test_due_batches_and_pages_of_reminders_take_turns(frozen, make_shares):
     expired = [step[0] for step in after_each_step]
     loaded = [step[1] for step in after_each_step]
     assert expired == [1, 1, 2, 2]
-    assert loaded[0] == PAGE
+    assert loaded[0] == before
     assert loaded[1] > loaded[0]
     assert loaded[2] == loaded[1]
     assert loaded[3] > loaded[2]
+
+
+def test_a_page_with_a_condition_reads_its_rows_whether_or_not_they_meet_it(frozen, make_shares):
+    """A page asks the condition of each of its `limit` rows: a window where
+    no share meets it is still read a page at a time (a filter would read it
+    all in the first statement), and the wanted ones come out in order."""
+    shares = make_shares(2 * PAGE + 1, 10)
+    wanted = deadline_order(shares)[PAGE + 1 :: 2]
+    only = where_sql(Share.objects.filter(pk__in=wanted))
+    store, until = ShareStore(), time.time() + 60
+
+    pages, after = [], None
+    for _ in range(10):
+        page = store.load_window_page(until, after, PAGE, only=only)
+        pages.append([deadline.share_id for deadline in page.deadlines])
+        after = page.after
+        if after is None:
+            break
+
+    assert pages[0] == []  # none of the first PAGE rows is wanted, and the page ends there
+    assert [pk for page in pages for pk in page] == wanted
+    assert len(pages) == 3
