@@ -8,8 +8,9 @@ share of its window before it knows them all. This probe fills a scratch
 database with `--rows` shares due over the next day and `--early` more due
 in its first `--early-seconds`, then runs the real scheduler and store in-process with a
 clock that follows the wall clock from just before the first deadline,
-stepping and waiting as the daemon thread does, until every early share is
-due and the window is read. For each page size it prints the window's load
+stepping and waiting as the daemon thread does, with the reminders'
+schedule as runexpiry has it (the policy's 24-hour lead; mail not sent),
+until every early share is due and the window and its reminders are read. For each page size it prints the window's load
 time, the longest single step and the expiries' worst lateness: with one
 page holding the whole window (the size above the row count), a step reads
 it all, and every share due meanwhile waits for it.
@@ -26,10 +27,15 @@ from pathlib import Path
 LEAD = 1.0  # the first early share falls due this long after the start
 
 
+def reading(scheduler) -> bool:
+    return scheduler.loading_window or scheduler.reminders.loading
+
+
 def measure(template: Path, page: int, page_max: int, first: float, early_seconds: float) -> dict:
     """Run a scheduler on a copy of `template`, reading `page` rows a step
     (up to `page_max` while nothing is due soon)."""
     from bench.in_process import fresh_copy
+    from expiry.reminders import ReminderSchedule
     from expiry.scheduler import ExpiryScheduler
     from expiry.store import ShareStore
 
@@ -42,17 +48,22 @@ def measure(template: Path, page: int, page_max: int, first: float, early_second
         return first - LEAD + time.perf_counter() - origin
 
     scheduler = ExpiryScheduler(
-        ShareStore(), clock=clock, refresh_interval=2 * 86400, window_page=page, window_page_max=page_max
+        ShareStore(),
+        clock=clock,
+        reminders=ReminderSchedule(send=lambda share_id: None, clock=clock, page=page, page_max=page_max),
+        refresh_interval=2 * 86400,
+        window_page=page,
+        window_page_max=page_max,
     )
     longest = steps = steps_reading = 0
     loaded_after = None
     while clock() < first + early_seconds or loaded_after is None:
-        steps_reading += scheduler.loading_window  # the refresh's first page is not counted
+        steps_reading += reading(scheduler)  # the refresh's first page is not counted
         started = time.perf_counter()
         worked = scheduler.step()
         longest = max(longest, time.perf_counter() - started)
         steps += worked
-        if loaded_after is None and scheduler.stats.refreshes and not scheduler.loading_window:
+        if loaded_after is None and scheduler.stats.refreshes and not reading(scheduler):
             loaded_after = clock() - (first - LEAD)
         if not worked:
             time.sleep(min(scheduler.seconds_until_next(), 0.05))

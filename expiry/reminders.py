@@ -31,7 +31,7 @@ from datetime import timedelta
 from expiry.deadlines import WindowedSchedule
 from expiry.notify import valid_deadline
 from expiry.store import ShareStore, WindowPage, to_datetime
-from expiry.window import WINDOW_PAGE, WindowLoad
+from expiry.window import WINDOW_PAGE, WINDOW_PAGE_MAX, WindowLoad
 from notices.claims import claim_reminder, lead_is_on, owing_reminders, reminder_times
 from notices.mail import send_reminder
 from notices.worker import default_worker
@@ -96,9 +96,10 @@ class ReminderSchedule(WindowedSchedule):
         batch: int = REMINDER_BATCH,
         clock: Callable[[], float] | None = None,
         page: int = WINDOW_PAGE,
+        page_max: int = WINDOW_PAGE_MAX,
     ):
         super().__init__(batch=batch, clock=clock)
-        self.page = page  # the first page's rows (expiry.window)
+        self.page, self.page_max = page, page_max  # the pages' rows (expiry.window)
         self._load: WindowLoad | None = None  # the reminders being read, page by page
         self.send = send if send is not None else _send_by_mail
         self.read_lead = lead if lead is not None else _policy_lead
@@ -127,7 +128,8 @@ class ReminderSchedule(WindowedSchedule):
         lead = self._lead_seconds
         if lead is None:
             return 0
-        self._load = WindowLoad(_OwingPages(self.clock, self.lead), window_end + lead, self.page, clock=self.clock)
+        pages = _OwingPages(self.clock, self.lead)
+        self._load = WindowLoad(pages, window_end + lead, self.page, self.page_max, clock=self.clock)
         return self.load_page()
 
     @property
