@@ -15,7 +15,7 @@ The modules, roughly from the command down:
 - lease_lock.py: one daemon at a time on SQLite, through a lock on a file beside the database.
 - lease.py: the same through a renewed row (models.Lease), for daemons on several machines.
 - scheduler.py: the windowed heap of deadlines: refresh, pick-up, catch-up, batches.
-- window.py: a refresh's window, read a page per step so due shares never wait for all of it.
+- window.py: a refresh's window: how far it reaches, read a page per step so due shares never wait for it all.
 - bursts.py: how due shares become stamped statements, and SQLite bursts.
 - store.py: the daemon's only door to the database (reads, and calls of the expiry path).
 - watchers.py: how the daemon learns of shares written by other processes.

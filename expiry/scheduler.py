@@ -47,27 +47,22 @@ from expiry.notify import valid_deadline
 from expiry.reminders import NoReminders
 from expiry.rows import NoRows
 from expiry.store import ShareDeadline, ShareStore
-from expiry.window import WINDOW_PAGE, WINDOW_PAGE_MAX, WindowLoad
-from sharing.models import SharingPolicy
+from expiry.window import (
+    WINDOW_OVERLAP,
+    WINDOW_PAGE,
+    WINDOW_PAGE_MAX,
+    WindowLoad,
+    policy_default_lifetime,
+    refresh_interval_for,
+)
 
 logger = logging.getLogger("expiry")
 
-DAY = 86400.0
-# Loaded windows overlap by this much, so a share due right at a window's end
-# is already in the heap when the refresh that would load it runs late.
-WINDOW_OVERLAP = 1.0
 # A due share whose row another transaction holds is looked at again this much
 # later: long enough not to spin while another daemon commits its batch (a
 # 5000-row batch takes ~50 ms), short enough to matter little if the holder
 # was a web request that then left the share due.
 RECHECK_DELAY = 0.1
-
-
-def refresh_interval_for(default_lifetime: timedelta) -> float:
-    """The reference rule: a day when shares live a day or more, else a tenth
-    of their lifetime, so a window always holds several lifetimes' worth."""
-    lifetime = default_lifetime.total_seconds()
-    return DAY if lifetime >= DAY else max(lifetime / 10, 0.001)
 
 
 @dataclass
@@ -103,7 +98,7 @@ class ExpiryScheduler(ChunkedExpiry):
         self.store = store
         self.clock = clock or time.time  # looked up now, so freezegun can stand in
         self.refresh_interval = refresh_interval
-        self.default_lifetime = default_lifetime or _policy_default_lifetime
+        self.default_lifetime = default_lifetime or policy_default_lifetime
         self.watcher = watcher
         self.pickup_interval = pickup_interval
         self.batch_size = batch_size or store.max_batch
@@ -452,7 +447,3 @@ class ExpiryScheduler(ChunkedExpiry):
         self.stats.batches += 1
         self.stats.worst_lateness = max(self.stats.worst_lateness, worst)
         logger.info("expired %d shares (worst lateness %.3f ms)", len(expired), worst * 1000)
-
-
-def _policy_default_lifetime() -> timedelta:
-    return SharingPolicy.current().default_lifetime

@@ -1,4 +1,7 @@
-"""A refresh's window, read a page at a time.
+"""A refresh's window: how far it reaches, and its pages.
+
+A refresh loads the shares due before the next one (the interval follows
+the policy's default lifetime, refresh_interval_for), plus an overlap.
 
 Loading the whole window in one call kept every due share waiting until the
 last row had been read and converted: ~90 ms for 10,000 rows on the slower
@@ -15,8 +18,15 @@ was a cost when nothing was about to fall due (docs/expiry.md, "Window").
 import math
 import time
 from collections.abc import Callable
+from datetime import timedelta
 
 from expiry.store import ShareDeadline, ShareStore
+from sharing.models import SharingPolicy
+
+DAY = 86400.0
+# Loaded windows overlap by this much, so a share due right at a window's end
+# is already in the heap when the refresh that would load it runs late.
+WINDOW_OVERLAP = 1.0
 
 # Rows of a window's first page, and of every page read while a deadline is
 # close: a due share waits for one of these (~1 ms on the slower development VM).
@@ -28,6 +38,17 @@ WINDOW_PAGE_MAX = 1600
 # A doubled page is read only when the next deadline is this many times its
 # expected time away (twice the last page's): room for the machine to stall.
 ROOM_FACTOR = 4
+
+
+def refresh_interval_for(default_lifetime: timedelta) -> float:
+    """The reference rule: a day when shares live a day or more, else a tenth
+    of their lifetime, so a window always holds several lifetimes' worth."""
+    lifetime = default_lifetime.total_seconds()
+    return DAY if lifetime >= DAY else max(lifetime / 10, 0.001)
+
+
+def policy_default_lifetime() -> timedelta:
+    return SharingPolicy.current().default_lifetime
 
 
 class WindowLoad:

@@ -13,8 +13,9 @@ from django.db import connection  # noqa: F401  (read by skipif conditions)
 from django.utils import timezone
 from freezegun import freeze_time
 
-from expiry.scheduler import WINDOW_OVERLAP, ExpiryScheduler, refresh_interval_for
+from expiry.scheduler import ExpiryScheduler
 from expiry.store import ShareStore
+from expiry.window import WINDOW_OVERLAP, refresh_interval_for
 from sharing.models import Share, SharingPolicy, delete_file
 from sharing.signals import shares_expired
 
