@@ -146,6 +146,8 @@ class ExpiryDaemon(threading.Thread):
     def change_role(self, leading: bool) -> None:
         was_leading, self.leading = self.leading, leading
         self.scheduler.reset()
+        if self.housekeeper is not None:
+            self.housekeeper.note_written()  # what others wrote while it stood by went unwatched
         watcher = self.scheduler.watcher
         if leading:
             logger.info("lease %s acquired as %s: expiring shares", self.lease.name, self.lease.owner)

@@ -5,6 +5,10 @@
   so an ephemeral file whose last share ran out of time leaves the disk
   well within 2 seconds; a sweep every `sweep_interval` seconds (and at
   start) reaps what a crash between an expiry's commit and its reap left.
+  Where the daemon's watcher sees every other connection's commit (SQLite:
+  `sweeps_after_writes`), a sweep that found nothing to reap or fold is not
+  repeated until another connection has written: all it could find comes
+  from writes, so an idle daemon does not wake for it.
 - Download counts (sharing.models.downloads): at each sweep, the pending
   downloads of unlimited links are folded into their shares' counts, at
   most `batch_size` shares a transaction and `batches_per_pass` a sweep
@@ -68,6 +72,7 @@ class Housekeeper:
         batches_per_pass: int = 4,
         clock: Callable[[], float] = time.monotonic,
         using: str = "default",
+        sweeps_after_writes: bool = False,
     ):
         self.purge_interval = purge_interval
         self.sweep_interval = sweep_interval
@@ -75,6 +80,8 @@ class Housekeeper:
         self.batches_per_pass = batches_per_pass
         self.clock = clock
         self.using = using
+        self.sweeps_after_writes = sweeps_after_writes
+        self.swept_clean = False  # the last sweep found nothing, and nothing was written since
         start = clock()
         self.next_sweep = start  # at start: whatever a previous run left
         self.next_purge = start
@@ -82,7 +89,7 @@ class Housekeeper:
         self._batches_left = batches_per_pass  # in the current purge pass
         self._expired: list[int] = []  # ids of expired shares whose files to reap
         self._stop_deferring = None
-        self.purged = self.reaped = self.folded = self.errors = 0
+        self.sweeps = self.purged = self.reaped = self.folded = self.errors = 0
         self.deleted_late = 0  # bytes deleted on a retry
 
     # --- wiring ------------------------------------------------------------------
@@ -102,6 +109,15 @@ class Housekeeper:
         """Called after each committed expiry statement."""
         self._expired.extend(share_ids)
 
+    def note_written(self) -> None:
+        """Called when the watcher saw another connection's commit: what it
+        wrote may be for the sweep (a pending download, a file whose reap a
+        crash cut short)."""
+        self.swept_clean = False
+
+    def _sweep_may_find_work(self) -> bool:
+        return not self.swept_clean
+
     # --- timing ------------------------------------------------------------------
 
     def seconds_until_next(self, room: float) -> float:
@@ -111,7 +127,7 @@ class Housekeeper:
         reap_wait = max(0.0, self.next_reap - now) if self._expired else None
         if reap_wait == 0.0:
             return 0.0  # reaps are quick: whatever the room
-        wait = min(self.next_sweep, self.next_purge) - now
+        wait = (min(self.next_sweep, self.next_purge) if self._sweep_may_find_work() else self.next_purge) - now
         if wait <= 0 and room < ROOM:
             wait += MAX_DEFER
         wait = max(0.0, wait)
@@ -132,11 +148,19 @@ class Housekeeper:
                     self.reaped += reap_after_shares(chunk, self.using)
                 return True
             early = min(SWEEP_EARLY, self.sweep_interval / 2)
-            if now >= self.next_sweep - early and (room >= ROOM or now >= self.next_sweep + MAX_DEFER):
+            if (
+                self._sweep_may_find_work()
+                and now >= self.next_sweep - early
+                and (room >= ROOM or now >= self.next_sweep + MAX_DEFER)
+            ):
                 self.next_sweep = now + self.sweep_interval
+                self.sweeps += 1
+                reaped = 0
                 if self._any_ephemeral_file():  # none: nothing the sweep could reap
-                    self.reaped += sweep(self.batch_size, self.using)
-                self._fold()
+                    reaped = sweep(self.batch_size, self.using)
+                self.reaped += reaped
+                folded = self._fold()
+                self.swept_clean = self.sweeps_after_writes and not (reaped or folded)
                 return True
             if now >= self.next_purge and (room >= ROOM or now >= self.next_purge + MAX_DEFER):
                 if self._batches_left == self.batches_per_pass:  # once a pass
@@ -154,12 +178,16 @@ class Housekeeper:
             return True
         return False
 
-    def _fold(self) -> None:
+    def _fold(self) -> int:
+        """Fold pending downloads, a few batches at most; return how many shares."""
+        total = 0
         for _ in range(self.batches_per_pass):
             folded = fold_pending(self.batch_size, self.using)
-            self.folded += folded
+            total += folded
             if folded < self.batch_size:
-                return
+                break
+        self.folded += total
+        return total
 
     def _any_ephemeral_file(self) -> bool:
         connection = connections[self.using]

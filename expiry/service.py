@@ -211,7 +211,9 @@ def build_service(
         ttl = settings.EXPIRY_LEASE_TTL if lease_ttl is None else lease_ttl
         keeper = lease_for(ttl=ttl, owner=lease_owner, clock=clock)
     housekeeper = Housekeeper(
-        purge_interval=settings.EXPIRY_PURGE_INTERVAL, sweep_interval=settings.EXPIRY_SWEEP_INTERVAL
+        purge_interval=settings.EXPIRY_PURGE_INTERVAL,
+        sweep_interval=settings.EXPIRY_SWEEP_INTERVAL,
+        sweeps_after_writes=scheduler.watcher.sees_other_writers,
     )
     daemon = ExpiryDaemon(scheduler, lease=keeper, checkpointer=WalCheckpointer.for_database(), housekeeper=housekeeper)
     # The webhook worker rides along (one fewer process to run); every
@@ -222,8 +224,20 @@ def build_service(
         # instead: by the watcher when another process committed (the leader),
         # by the stand-by's look at the lease, and by this process's own
         # events and expiries (WebhookThread.connect_pokes).
-        scheduler.watcher.on_change = webhook_thread.poke
         if scheduler.watcher.sees_other_writers:
             webhook_thread.idle_wait = settings.WEBHOOK_IDLE_WAIT
         daemon.on_standby = webhook_thread.poke
+    # Another process's commit: the housekeeper may have a sweep's work again.
+    scheduler.watcher.on_change = call_each(housekeeper.note_written, webhook_thread.poke if webhook_thread else None)
     return ExpiryService(scheduler, daemon, housekeeper, webhooks=webhook_thread, id_log=id_log)
+
+
+def call_each(*callbacks: Callable[[], object] | None) -> Callable[[], None]:
+    """One callback that calls each of `callbacks` in turn (None left out)."""
+    chosen = [callback for callback in callbacks if callback is not None]
+
+    def each() -> None:
+        for callback in chosen:
+            callback()
+
+    return each

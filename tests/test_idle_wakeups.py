@@ -108,8 +108,13 @@ def test_the_service_wires_the_pokes_on_sqlite(db, settings):
     if not watcher.sees_other_writers:
         pytest.skip("the database's watcher does not see other writers' commits (SQLite only)")
     assert thread.idle_wait == settings.WEBHOOK_IDLE_WAIT
-    assert watcher.on_change == thread.poke
     assert service.daemon.on_standby == thread.poke
+    housekeeper = service.housekeeper
+    assert housekeeper.sweeps_after_writes
+    housekeeper.swept_clean = True
+    watcher.on_change()  # another process committed
+    assert thread.wake.is_set()  # the webhook thread looks for new deliveries
+    assert not housekeeper.swept_clean  # and the housekeeper sweeps again
 
 
 # --- the daemon's watchers -------------------------------------------------------
@@ -259,16 +264,18 @@ class CountingWatcher(watchers.DatagramWatcher):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_idle_sqlite_daemon_neither_looks_nor_writes_until_another_process_writes(tmp_path, shared_file):
+def test_the_idle_sqlite_daemon_neither_looks_nor_writes_until_another_process_writes(tmp_path, shared_file, settings):
     """A look every 2 s, renewing a lease row, was all an idle daemon woke
     for; now its lease is a lock and it looks when the database was written
     (expiry/wal_watch.py). PRAGMA data_version on this connection moves
-    whenever another connection commits."""
+    whenever another connection commits. Nor does it sweep (its sweep on the
+    clock would come every second here): it sweeps after a look saw a write."""
     if connection.vendor != "sqlite":
         pytest.skip("SQLite's daemon (PostgreSQL's looks every 2 s)")
+    settings.EXPIRY_SWEEP_INTERVAL = 1.0
     watcher = CountingWatcher(path=str(tmp_path / "db.wakeup"))  # no notice reaches it
     service = build_service(watcher=watcher, webhooks=False, reminders=False)
-    daemon = service.daemon
+    daemon, housekeeper = service.daemon, service.housekeeper
 
     def data_version() -> int:
         connection.ensure_connection()
@@ -283,13 +290,16 @@ def test_the_idle_sqlite_daemon_neither_looks_nor_writes_until_another_process_w
         while looks != watcher.looks and time.monotonic() < settled_by:
             looks = watcher.looks
             time.sleep(watchers.SAFETY_INTERVAL + 0.5)
-        version, writes = data_version(), watcher.writes.writes_seen
+        version, writes, sweeps = data_version(), watcher.writes.writes_seen, housekeeper.sweeps
         time.sleep(2 * watchers.SAFETY_INTERVAL + 0.5)
         if watcher.writes.writes_seen == writes:  # nothing wrote to the database, the daemon included
             assert watcher.looks == looks, "the idle daemon looked with nothing written"
+            assert housekeeper.sweeps == sweeps, "the idle daemon swept with nothing written"
             assert data_version() == version
         else:  # another test's leftover wrote: every look answered a write, none came by the clock
             assert watcher.looks - looks <= watcher.writes.writes_seen - writes
+            assert housekeeper.sweeps - sweeps <= watcher.looks - looks
+        sweeps = housekeeper.sweeps
 
         writes = watcher.writes.writes_seen
         share = Share.create_for(file=shared_file, expires_at=timezone.now() + timedelta(hours=1))
@@ -301,6 +311,7 @@ def test_the_idle_sqlite_daemon_neither_looks_nor_writes_until_another_process_w
         assert wait_until(lambda: service.scheduler.scheduled_deadline(share.pk) is not None, pickup_wait, 0.01)
         assert watcher.writes.writes_seen > writes, "found without the write watch"
         assert watcher.looks > looks
+        assert wait_until(lambda: housekeeper.sweeps > sweeps, pickup_wait, 0.01), "no sweep after the write"
     finally:
         service.stop()
         service.join(5)
