@@ -99,19 +99,32 @@ class SqliteCounters:
         conn = getattr(self.local, "conn", None)
         if conn is None:
             self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            umask = os.umask(0o077)  # counters name client addresses: owner only
+            queue = WriterQueue(self.path)
+            # Opened in the writers' queue: processes opening a new file at
+            # once each switch it to WAL and create the table, and SQLite
+            # can answer one of them "database is locked" at once, without
+            # waiting in its busy handler.
+            queue.join()
             try:
-                conn = sqlite3.connect(self.path, timeout=5, isolation_level=None, check_same_thread=False)
+                conn = self._open()
             finally:
-                os.umask(umask)
-            conn.execute("PRAGMA journal_mode=WAL")
-            # Counters are not precious: a crash may lose the last few.
-            conn.execute("PRAGMA synchronous=OFF")
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS counter (key TEXT PRIMARY KEY, n INTEGER NOT NULL, expires REAL NOT NULL)"
-            )
+                queue.leave()
             self.local.conn = conn
-            self.local.queue = WriterQueue(self.path)
+            self.local.queue = queue
+        return conn
+
+    def _open(self) -> sqlite3.Connection:
+        umask = os.umask(0o077)  # counters name client addresses: owner only
+        try:
+            conn = sqlite3.connect(self.path, timeout=5, isolation_level=None, check_same_thread=False)
+        finally:
+            os.umask(umask)
+        conn.execute("PRAGMA journal_mode=WAL")
+        # Counters are not precious: a crash may lose the last few.
+        conn.execute("PRAGMA synchronous=OFF")
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS counter (key TEXT PRIMARY KEY, n INTEGER NOT NULL, expires REAL NOT NULL)"
+        )
         return conn
 
     def _write(self, sql: str, params: list):

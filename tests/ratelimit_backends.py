@@ -67,8 +67,15 @@ def allowed_in_processes(settings, backend: str, child: str, *args: str, process
             cwd=REPO_ROOT,
             env=subprocess_env(**env),
             stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
         )
         for _ in range(processes)
     ]
-    return [int(child.communicate(timeout=60)[0]) for child in children]
+    printed = []
+    for child in children:
+        out, err = child.communicate(timeout=60)
+        if child.returncode != 0:  # name the child's error, not the empty output it left
+            pytest.fail(f"a child process failed (exit {child.returncode}):\n{err[-3000:]}")
+        printed.append(int(out))
+    return printed

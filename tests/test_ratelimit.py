@@ -2,6 +2,7 @@
 
 import sqlite3
 import threading
+import time
 import uuid
 from datetime import timedelta
 
@@ -89,6 +90,33 @@ print(sum(limit.hit(sys.argv[1]).allowed for _ in range(int(sys.argv[3]))))
 def test_processes_share_the_counts(backend, settings, tmp_path):  # noqa: F811
     allowed = allowed_in_processes(settings, backend, CHILD, ident(), "12", "10")
     assert sum(allowed) == 12  # 30 tries, one limit, three processes
+
+
+# Each child opens a new counters file per round at the round's start time,
+# as the workers of a fresh deployment do, and prints the counts it got.
+OPENING_CHILD = """
+import sys, time
+from pathlib import Path
+from ratelimit.counters import SqliteCounters
+folder, start, rounds = Path(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
+counts = []
+for n in range(rounds):
+    time.sleep(max(0.0, start + n * 0.1 - time.time()))
+    counts.append(SqliteCounters(folder / f"round-{n}.sqlite3").incr("k", 60))
+print(sum(counts))
+"""
+
+
+def test_processes_opening_a_new_counters_file_together_all_count(settings, tmp_path):
+    """The first connections to a new file switch it to WAL and create its
+    table at the same moment; none of them may fail "database is locked"."""
+    processes, rounds = 6, 15
+    start = time.time() + 4  # past every child's start-up
+    counted = allowed_in_processes(
+        settings, "sqlite", OPENING_CHILD, str(tmp_path), str(start), str(rounds), processes=processes
+    )
+    # Each round's increments are counted 1..6 in some order, in every round.
+    assert sum(counted) == rounds * sum(range(1, processes + 1))
 
 
 @pytest.mark.parametrize(
