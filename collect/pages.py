@@ -22,10 +22,10 @@ from collect.places import RequestEnded, RequestFull
 from collect.receiving import receive_posted_file
 from collect.unlock import give_unlock, may_upload
 from links.guards import check_password
-from links.views import owner_shown
+from pages.forms import UploadForm
+from pages.owners import owner_shown
+from pages.security import PageHeadersMixin
 from sharing.models import QuotaExceeded
-from web.forms import UploadForm
-from web.security import PageHeadersMixin
 
 
 class RequestPage(PageHeadersMixin, View):

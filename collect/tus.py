@@ -2,7 +2,7 @@
 /r/<token>/uploads/<id>, for whoever holds the link (and, for a request
 with a password, gave it on the request's page).
 
-The same protocol and code as the API's (uploads.views); what differs is
+The same protocol and code as the API's (uploads.endpoints); what differs is
 whose uploads these are (the request's owner's, counted against the
 request's limits and the owner's quota, by take_place in the creating
 transaction), who may touch them (the uploads made through this request),
@@ -22,9 +22,9 @@ from collect.places import RequestEnded, RequestFull, take_place
 from collect.unlock import may_upload
 from sharing.models import quotas
 from uploads import protocol
+from uploads.endpoints import UploadCollectionView, UploadView
 from uploads.models import Upload, expires_after
 from uploads.protocol import TusError
-from uploads.views import UploadCollectionView, UploadView
 
 
 class ThroughRequest:

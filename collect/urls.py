@@ -1,19 +1,12 @@
-"""Routes of upload requests: the owner's API (mounted under /api/ by
-microcloud.urls) and the uploader's page and tus endpoints (at the root)."""
+"""Routes of an upload request for the person holding its link: its page
+and tus endpoints (at the root). The owner's API is in api.urls."""
 
 from django.urls import re_path
-from rest_framework.routers import SimpleRouter
 
 from collect.models import TOKEN_PATTERN
 from collect.pages import RequestPage
 from collect.tus import RequestUploadCollectionView, RequestUploadView
-from collect.views import UploadRequestViewSet
 from uploads.models import ID_PATTERN
-
-router = SimpleRouter()
-router.register("upload-requests", UploadRequestViewSet, basename="upload-request")
-
-api_urlpatterns = router.urls
 
 app_name = "collect"
 urlpatterns = [

@@ -29,8 +29,8 @@ from expiry.store import ShareStore
 from expiry.uploads import UploadSchedule
 from expiry.watchers import Watcher, watcher_for
 from notices.worker import default_worker
-from sharing.worker_stop import WorkerStop
 from webhooks.worker import WebhookThread
+from workers.stop import WorkerStop
 
 logger = logging.getLogger("expiry")
 
@@ -66,7 +66,7 @@ class ExpiryService:
     def start(self) -> None:
         """Start the daemon thread and the webhook thread.
 
-        Call it from the main thread, inside a WorkerStop (sharing.worker_stop)
+        Call it from the main thread, inside a WorkerStop (workers.stop)
         that calls stop() on SIGTERM and SIGINT.
         """
         self.housekeeper.connect()

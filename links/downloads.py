@@ -27,8 +27,9 @@ from links.payloads import FilePayload
 from links.preconditions import precondition_status
 from links.ranges import ByteRange, Unsatisfiable, requested_range
 from links.streams import BLOCK_SIZE, ArchiveStream, RangeReader
-from sharing.disposition import attachment, inline_disposition
 from sharing.models import Reservation, Share
+from storage import store
+from storage.disposition import attachment, inline_disposition
 
 logger = logging.getLogger(__name__)
 
@@ -143,7 +144,8 @@ def offload(request, share: Share, payload: FilePayload) -> HttpResponse | Reser
         # Bound by the deadline as it stands now this download is counted
         # (a link shortened while the request waited included).
         ends_by = type(share).objects.filter(pk=share.pk).values_list("expires_at", flat=True).first()
-        url = stored.content.storage.presigned_download(
+        url = store.presigned_download(
+            stored.content.storage,
             stored.content.name,
             filename=stored.name,
             content_type=stored.content_type,

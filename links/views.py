@@ -12,7 +12,6 @@ sending bytes is decided by links.downloads.
 import logging
 from functools import partial
 
-from django.conf import settings
 from django.db import DatabaseError
 from django.shortcuts import redirect, render
 from django.template.defaultfilters import filesizeformat
@@ -26,10 +25,11 @@ from links.guards import header_password, request_allowed, try_password
 from links.payloads import ArchivePayload, FileMissing, FilePayload
 from links.previews import preview_kind, preview_of, previews_allowed
 from links.tickets import give_unlock, is_unlocked
+from pages.owners import owner_shown
 from ratelimit.limits import CountersUnavailable
 from sharing.models import Share
 from sharing.models.lookup import share_by_token
-from sharing.storage import StorageUnavailable
+from storage.errors import StorageUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -159,13 +159,6 @@ def archive_size(share: Share) -> int | None:
 def shared_by(share: Share) -> str:
     """Who shared the link, as its page names them ("" when LINK_SHOWS_OWNER is off)."""
     return owner_shown(share.owner)
-
-
-def owner_shown(owner) -> str:
-    """An owner as public pages name them ("" when LINK_SHOWS_OWNER is off)."""
-    if not settings.LINK_SHOWS_OWNER:
-        return ""
-    return owner.get_full_name() or owner.get_username()
 
 
 def unlock(request, token: str):

@@ -11,7 +11,7 @@ from django.http import HttpResponse, JsonResponse
 from django.utils.translation import gettext as _
 
 from sharing.models.files import too_large_message
-from sharing.storage import StorageUnavailable
+from storage.errors import StorageUnavailable
 
 # Room for the multipart boundaries and part headers around the file itself.
 MULTIPART_OVERHEAD_BYTES = 64 * 1024

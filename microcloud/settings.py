@@ -12,7 +12,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from microcloud.databases import database_from_url
 from microcloud.env import envbool, envfloat, envint, envlist, secret_key
-from microcloud.storage_url import storage_from_url
+from storage.url import storage_from_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "notices",
     "uploads",
     "collect",
+    "api",
 ]
 
 MIDDLEWARE = [
@@ -138,7 +139,7 @@ MEDIA_URL = "/media/"
 # Where file bytes live: the local disk (empty, the default: a
 # FileSystemStorage that syncs what it saves before the row is committed) or
 # an S3-compatible bucket, s3://BUCKET[/PREFIX][?endpoint=...&region=...]
-# (microcloud.storage_url; credentials from AWS_ACCESS_KEY_ID and
+# (storage.url; credentials from AWS_ACCESS_KEY_ID and
 # AWS_SECRET_ACCESS_KEY).
 STORAGE_URL = os.environ.get("STORAGE_URL", "")
 STORAGES = {
@@ -152,12 +153,12 @@ WHITENOISE_MANIFEST_STRICT = False
 MAX_UPLOAD_BYTES = envint("MAX_UPLOAD_BYTES", 1024**3)
 # Django's in-memory handler for small uploads; then a big upload's bytes go into a
 # bucket as they arrive, or to a temporary file handed to the disk as they
-# arrive (its file is synced before it is listed: sharing.storage).
+# arrive (its file is synced before it is listed: storage.disk).
 FILE_UPLOAD_HANDLERS = [
     "django.core.files.uploadhandler.MemoryFileUploadHandler",
     # Into a bucket as they arrive, when the storage is one.
-    "sharing.upload_handlers.StreamingStorageUploadHandler",
-    "sharing.upload_handlers.WritebackTemporaryFileUploadHandler",
+    "storage.upload_handlers.StreamingStorageUploadHandler",
+    "storage.upload_handlers.WritebackTemporaryFileUploadHandler",
 ]
 # Stored files and the folders made for them: the owner only (the service's
 # user). The database and var/ get the same through umask 077 (make run, the
@@ -188,13 +189,13 @@ X_FRAME_OPTIONS = "DENY"
 # --- REST API -------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "sharing.authentication.TokenAuthentication",
+        "api.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PAGINATION_CLASS": "sharing.pagination.StandardPagination",
+    "DEFAULT_PAGINATION_CLASS": "api.pagination.StandardPagination",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "sharing.exceptions.api_exception_handler",
+    "EXCEPTION_HANDLER": "api.exceptions.api_exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Microcloud sharing API",
@@ -223,8 +224,8 @@ SPECTACULAR_SETTINGS = {
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "sharing.schema.add_error_answers",
-        "sharing.schema.declare_input_rules",
+        "api.schema.add_error_answers",
+        "api.schema.declare_input_rules",
     ],
 }
 

@@ -4,11 +4,10 @@ from django.templatetags.static import static
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from collect.urls import api_urlpatterns as request_urlpatterns
+from api.not_found import api_not_found
+from api.urls import api_urlpatterns, request_urlpatterns
+from api.views import TokenView
 from ratelimit.logins import throttled_admin_login
-from sharing.api_not_found import api_not_found
-from sharing.urls import api_urlpatterns
-from sharing.views import TokenView
 from uploads.urls import api_urlpatterns as upload_urlpatterns
 from webhooks.urls import api_urlpatterns as webhook_urlpatterns
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from urllib.parse import parse_qs, urlsplit
 
 from microcloud import moto_bucket
-from microcloud.storage_url import storage_from_url
+from storage.url import storage_from_url
 
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "microcloud-test", "AWS_SECRET_ACCESS_KEY": "microcloud-test-secret"}
 REGION = moto_bucket.REGION

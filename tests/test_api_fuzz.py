@@ -16,8 +16,8 @@ from django.utils import timezone
 from hypothesis import HealthCheck, settings
 from schemathesis import checks
 
+from api.authentication import issue_token
 from microcloud.wsgi import application
-from sharing.authentication import issue_token
 from sharing.models import Share
 
 pytestmark = pytest.mark.django_db

@@ -1,4 +1,4 @@
-"""Pages read before the count (sharing.pagination.PageFirstPaginator): the
+"""Pages read before the count (api.pagination.PageFirstPaginator): the
 same pages, counts, links and errors as Django's Paginator, and no COUNT(*)
 when the page itself tells the count."""
 
@@ -7,7 +7,7 @@ from django.core.paginator import Paginator
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from sharing.pagination import PageFirstPaginator, StandardPagination
+from api.pagination import PageFirstPaginator, StandardPagination
 
 pytestmark = pytest.mark.django_db
 

@@ -12,10 +12,10 @@ from django.utils import timezone
 from rest_framework import authentication, exceptions, serializers
 from rest_framework.authtoken.models import Token
 
+from api.authentication import TokenAuthentication
+from api.serializers import OwnFileField, ShareCreateSerializer
 from sharing import rows
-from sharing.authentication import TokenAuthentication
 from sharing.models import Share, ShareEvent, SharingPolicy
-from sharing.serializers import OwnFileField, ShareCreateSerializer
 
 pytestmark = pytest.mark.django_db
 

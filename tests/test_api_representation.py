@@ -10,8 +10,8 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from rest_framework import serializers
 
+from api.representations import ShareSerializer
 from sharing.models import Share, ShareItem
-from sharing.representations import ShareSerializer
 
 
 def by_fields(share, context):

@@ -6,7 +6,7 @@ import copy
 import pytest
 from rest_framework import serializers
 
-from sharing.serializers import (
+from api.serializers import (
     MAX_EXPIRES_IN,
     ShareCreateSerializer,
     ShareReactivateSerializer,

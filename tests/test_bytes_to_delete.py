@@ -17,7 +17,7 @@ from freezegun import freeze_time
 
 from expiry.housekeeping import Housekeeper
 from sharing.models import BytesToDelete, StoredFile, delete_file, retry_deletions
-from sharing.storage import DurableFileSystemStorage
+from storage.disk import DurableFileSystemStorage
 from tests import buckets
 from tests.helpers import in_threads
 

@@ -1,6 +1,6 @@
 """A stored file is on the disk before its row is listed: the storage syncs
-the file and its folder's entry (sharing.storage), and a big multipart
-upload is handed to the disk as it arrives (sharing.upload_handlers)."""
+the file and its folder's entry (storage.disk), and a big multipart
+upload is handed to the disk as it arrives (storage.upload_handlers)."""
 
 import hashlib
 import itertools
@@ -10,8 +10,8 @@ import random
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from sharing import storage, writeback
 from sharing.models import StoredFile
+from storage import disk, writeback
 
 pytestmark = pytest.mark.django_db
 
@@ -27,7 +27,7 @@ def test_a_big_upload_is_synced_file_and_folder_before_its_row_exists(alice_clie
         synced.append((os.readlink(f"/proc/self/fd/{fd}"), StoredFile.objects.count()))
         return real_fsync(fd)
 
-    monkeypatch.setattr(storage.os, "fsync", noting)
+    monkeypatch.setattr(disk.os, "fsync", noting)
     response = alice_client.post("/api/files/", {"file": SimpleUploadedFile("big.bin", BIG)}, format="multipart")
     assert response.status_code == 201, response.content
 
@@ -58,7 +58,7 @@ def test_a_small_file_saved_by_the_model_is_synced_too(alice, make_file, monkeyp
     synced = []
     real_fsync = os.fsync
     monkeypatch.setattr(
-        storage.os, "fsync", lambda fd: (synced.append(os.readlink(f"/proc/self/fd/{fd}")), real_fsync(fd))
+        disk.os, "fsync", lambda fd: (synced.append(os.readlink(f"/proc/self/fd/{fd}")), real_fsync(fd))
     )
     stored = make_file(alice)
     assert synced == [stored.content.path, os.path.dirname(stored.content.path)]

@@ -254,7 +254,7 @@ def test_runexpiry_stops_on_two_signals_back_to_back():
             daemon.wait(timeout=10)
         except subprocess.TimeoutExpired:
             stopped = False
-            daemon.send_signal(signal.SIGUSR2)  # every thread's stack to its log (sharing.worker_stop)
+            daemon.send_signal(signal.SIGUSR2)  # every thread's stack to its log (workers.stop)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 daemon.wait(timeout=2)
         finally:

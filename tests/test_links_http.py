@@ -8,8 +8,8 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from sharing.disposition import ascii_fallback, attachment
 from sharing.models import Share
+from storage.disposition import ascii_fallback, attachment
 
 pytestmark = pytest.mark.django_db(transaction=True)  # responses are closed as a server would
 

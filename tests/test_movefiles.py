@@ -13,11 +13,12 @@ from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.management import CommandError, call_command
 
+from sharing.catalogue import StoredFiles
 from sharing.models import StoredFile
-from sharing.models.files import stored_file_path
-from sharing.moving import Mover
-from sharing.object_storage import BucketStorage
-from sharing.storage import DurableFileSystemStorage
+from storage.buckets import BucketStorage
+from storage.disk import DurableFileSystemStorage
+from storage.moving import Mover
+from storage.stored import new_name
 from tests import buckets
 from tests.helpers import start_manage, storage_env
 
@@ -35,7 +36,7 @@ def bucket():
 
 def disk_file(owner, data: bytes, name: str = "report.txt") -> StoredFile:
     """A stored file whose bytes are on the disk, whatever the default storage."""
-    stored_name = disk().save(stored_file_path(None, name), ContentFile(data))
+    stored_name = disk().save(new_name(), ContentFile(data))
     return StoredFile.objects.create(
         owner=owner,
         content=stored_name,
@@ -284,7 +285,7 @@ def test_files_added_during_a_run_wait_for_the_next_one(files, alice):
         if not added:
             added.append(disk_file(alice, b"late\n"))
 
-    tally = Mover.to("bucket", progress=add_one).run()
+    tally = Mover.to("bucket", catalogue=StoredFiles(), progress=add_one).run()
     assert (tally.moved, tally.total_files) == (3, 3)
     assert move("--to", "bucket")[0] == summary(1, 5, 3, 0)
 
@@ -300,7 +301,7 @@ def test_a_file_deleted_during_a_run_is_passed_over_not_failed(files):
             disk().delete(doomed.content.name)
             StoredFile.objects.filter(pk=doomed.pk).delete()
 
-    tally = Mover.to("bucket", progress=delete_one, report=reported.append).run()
+    tally = Mover.to("bucket", catalogue=StoredFiles(), progress=delete_one, report=reported.append).run()
     assert (tally.moved, tally.failed) == (2, 0)
     assert reported == [f"passed over {doomed.content.name} (file {doomed.pk}, 'report.txt'): deleted during the run"]
 

@@ -13,9 +13,9 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from microcloud.storage_url import BUCKET_BACKEND, DISK_BACKEND, storage_from_url
 from sharing.models import Share
-from sharing.object_storage import BucketStorage, signed_end, signed_lifetime
+from storage.buckets import BucketStorage, signed_end, signed_lifetime
+from storage.url import BUCKET_BACKEND, DISK_BACKEND, storage_from_url
 from tests import buckets
 
 pytestmark = pytest.mark.django_db(transaction=True)

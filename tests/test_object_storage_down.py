@@ -11,7 +11,7 @@ from django.test import Client
 from django.utils import timezone
 
 from sharing.models import Share
-from sharing.object_partials import PART_SIZE
+from storage.bucket_partials import PART_SIZE
 from tests import buckets
 from tests.helpers import free_port
 from tests.test_uploads_support import TUS

@@ -9,7 +9,7 @@ import pytest
 from django.core.files.storage import storages
 
 from sharing.models import StoredFile
-from sharing.object_partials import PART_SIZE
+from storage.bucket_partials import PART_SIZE
 from tests import buckets
 from tests.test_uploads_support import TUS, checksum, new_upload, patch, upload_id
 from uploads.models import Upload, partial_dir

@@ -11,7 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.authtoken.models import Token
 
 from sharing.models import SharingPolicy, StoredFile
-from sharing.object_storage import PART_SIZE
+from storage.buckets import PART_SIZE
 from tests import buckets
 from tests.helpers import free_port, start_web, stop, storage_env, wait_for_port, wait_until
 

@@ -24,7 +24,7 @@ from tests.test_uploads_support import (
     path_of,
     upload_id,
 )
-from uploads import views, writing
+from uploads import endpoints, writing
 from uploads.finishing import finish
 from uploads.models import Upload, partial_path, remove_upload
 from uploads.writing import WRITE_LEASE, claim
@@ -297,7 +297,7 @@ def test_a_claim_holds_only_at_the_uploads_offset_before_its_deadline(alice_clie
 
 def test_an_append_that_lost_the_offset_to_another_node_writes_nothing(alice_client, monkeypatch):
     path = new_upload(alice_client, 10)
-    real_claim = views.claim
+    real_claim = endpoints.claim
 
     def after_another_node(upload_pk, owner, offset, now=None):
         # Between this request's look at the row and its claim, another
@@ -306,7 +306,7 @@ def test_an_append_that_lost_the_offset_to_another_node_writes_nothing(alice_cli
         Upload.objects.filter(pk=upload_pk).update(offset=2)
         return real_claim(upload_pk, owner, offset, now)
 
-    monkeypatch.setattr(views, "claim", after_another_node)
+    monkeypatch.setattr(endpoints, "claim", after_another_node)
     response = patch(alice_client, path, 0, b"0123")
     assert response.status_code == 409
     assert response.json()["detail"] == "Upload-Offset is 0 but the upload is at 2: resume from there."

@@ -6,7 +6,7 @@ import pytest
 from django.core.files.storage import storages
 from rest_framework.test import APIClient
 
-from sharing.authentication import issue_token
+from api.authentication import issue_token
 from tests.helpers import stored_names
 from tests.test_uploads_support import (
     OFFSET_STREAM,

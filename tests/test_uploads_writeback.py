@@ -1,4 +1,4 @@
-"""A chunk's bytes are handed to the disk as they arrive (sharing.writeback),
+"""A chunk's bytes are handed to the disk as they arrive (storage.writeback),
 every STEP bytes, in ranges that follow one another; the closing
 fdatasync is still what makes the offset true."""
 
@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from sharing import writeback
+from storage import writeback
 from tests.test_uploads_support import new_upload, patch
 from uploads import writing
 

@@ -1,6 +1,6 @@
 """What the background workers import: not the URLconf, whose views, DRF
 API stack and drf-spectacular would cost each ~15 MB of PSS
-(sharing.worker_checks). The probe runs `manage.py <command>` in a fresh
+(workers.checks). The probe runs `manage.py <command>` in a fresh
 interpreter, as manage.py does (system checks included), with the command's
 work stubbed out, and prints which of the watched modules it imported."""
 

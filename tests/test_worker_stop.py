@@ -11,7 +11,7 @@ import threading
 
 import pytest
 
-from sharing.worker_stop import STOP_SIGNALS, WorkerStop
+from workers.stop import STOP_SIGNALS, WorkerStop
 
 pytestmark = pytest.mark.timeout(30)
 

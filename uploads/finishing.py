@@ -17,12 +17,13 @@ import os
 from functools import partial
 
 from django.core.files import File
-from django.core.files.storage import storages
 
 from sharing.models import StoredFile
-from sharing.models.files import Digests, Superseded, stored_file_path
+from sharing.models.files import Superseded
 from sharing.models.state import locked_now
-from sharing.upload_handlers import StoredUpload
+from storage import store
+from storage.stored import Digests, new_name
+from storage.upload_handlers import StoredUpload
 from uploads.models import Upload, discard_partial_file, open_q, partial_object, partial_path, renewed_deadline
 from uploads.signals import upload_finished
 from uploads.writing import Lease
@@ -125,14 +126,14 @@ def _store_from_bucket(upload: Upload, lease: Lease, in_bucket) -> StoredFile:
     the bucket) under a new file's name, read it once for the digests, and
     let create_from_upload adopt it. The copy is this finisher's own: one
     that loses to another finisher deletes only its copy."""
-    storage = storages["default"]
+    storage = store.files()
     try:
         in_bucket.complete(upload.length)
     except FileNotFoundError:
         # Another finisher (whose claim lapsed) completed it first, or it is gone.
         if not storage.exists(f"uploads/partial/{upload.pk}"):
             raise BytesMissing from None
-    name = stored_file_path(None, upload.filename)
+    name = new_name()
     storage.copy(f"uploads/partial/{upload.pk}", name)
     digests = Digests()
     with storage.open(name, "rb") as handle:

@@ -13,7 +13,6 @@ from functools import partial
 from pathlib import Path
 
 from django.conf import settings
-from django.core.files.storage import storages
 from django.db import models, transaction
 from django.db.models import DateTimeField, F, Q, Value
 from django.db.models.functions import Coalesce, Least
@@ -23,6 +22,7 @@ from django.utils import timezone
 
 from sharing.models import StoredFile, quotas
 from sharing.models.state import locked_now
+from storage import store
 from uploads.signals import upload_removed, upload_removing
 
 # 16 random bytes: 128 bits, as 22 URL-safe characters. The id is the
@@ -62,13 +62,9 @@ def partial_path(upload_id: str) -> Path:
 
 
 def partial_object(upload_id: str):
-    """In a bucket (a storage with partial_object), where the upload's bytes
-    gather instead of a partial file (sharing.object_partials); None on the
-    local disk."""
-    storage = storages["default"]
-    if not hasattr(storage, "partial_object"):
-        return None
-    return storage.partial_object(f"uploads/partial/{upload_id}")
+    """In a bucket, where the upload's bytes gather instead of a partial
+    file (storage.bucket_partials); None on the local disk."""
+    return store.partial_object(f"uploads/partial/{upload_id}")
 
 
 def create_partial_file(upload_id: str) -> None:

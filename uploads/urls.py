@@ -3,8 +3,8 @@ has no trailing slash, as tus clients build none; one is accepted."""
 
 from django.urls import path, re_path
 
+from uploads.endpoints import UploadCollectionView, UploadView
 from uploads.models import ID_PATTERN
-from uploads.views import UploadCollectionView, UploadView
 
 api_urlpatterns = [
     path("uploads/", UploadCollectionView.as_view(), name="tus-uploads"),

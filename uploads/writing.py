@@ -29,7 +29,7 @@ from django.http import UnreadablePostError
 from django.utils import timezone
 
 from sharing.models.state import locked_now
-from sharing.writeback import Writeback
+from storage.writeback import Writeback
 from uploads.models import (
     WRITER_LENGTH,
     Upload,
@@ -165,7 +165,7 @@ def receive(stream, lease: Lease, start: int, size: int, checksum) -> Received:
 
 def _receive_into_bucket(body: Body, appender) -> Received:
     """receive() for a bucket: the body's bytes go into the upload's parts as
-    they arrive (sharing.object_partials), the rest into a new tail if kept."""
+    they arrive (storage.bucket_partials), the rest into a new tail if kept."""
     written = 0
     for piece in body:
         appender.write(piece)

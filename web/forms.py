@@ -13,7 +13,7 @@ from django.utils.translation import gettext_lazy as _
 
 from collect.models import MAX_BYTES_LIMIT, MAX_FILES_LIMIT, NOTE_MAX_LENGTH
 from sharing.admin_quotas import ByteSizeField
-from sharing.models import MAX_DOWNLOADS_LIMIT, MESSAGE_MAX_LENGTH, SharingPolicy, check_upload, format_duration
+from sharing.models import MAX_DOWNLOADS_LIMIT, MESSAGE_MAX_LENGTH, SharingPolicy, format_duration
 
 CUSTOM = "custom"
 # The lifetimes a person picks most (what Pingvin Share and Send offer).
@@ -190,35 +190,3 @@ class UploadRequestForm(ExpiryForm):
         help_text=_("How much it takes in all, such as 500 MB or 2 GB. Leave empty for no limit."),
     )
     notify_by_email = forms.BooleanField(label=_("Email me when a file arrives"), required=False, initial=False)
-
-
-class MultipleFileInput(forms.ClearableFileInput):
-    allow_multiple_selected = True
-
-
-class MultipleFileField(forms.FileField):
-    """Django's FileField, for an <input type=file multiple>: a list of files."""
-
-    def __init__(self, **kwargs):
-        super().__init__(widget=MultipleFileInput(), **kwargs)
-
-    def clean(self, data, initial=None):
-        uploads = [upload for upload in (data if isinstance(data, list | tuple) else [data]) if upload]
-        if not uploads:
-            raise ValidationError(_("Choose at least one file."), code="required")
-        return [super(MultipleFileField, self).clean(upload, initial) for upload in uploads]
-
-
-class UploadForm(forms.Form):
-    """One or more files; each obeys the same rules as an API upload."""
-
-    files = MultipleFileField(label=_("Files"), allow_empty_file=True)
-
-    def clean_files(self):
-        for upload in self.cleaned_data["files"]:
-            check_upload(upload)  # UploadTooLarge (answered with a 413) or a bad Content-Type
-        return self.cleaned_data["files"]
-
-    @property
-    def too_large(self) -> bool:
-        return any(error.code == "too_large" for error in self.errors.as_data().get("files", []))

@@ -1,8 +1,8 @@
 """The body of a delivery: the event as the API shows it, in Standard
 Webhooks' {"type", "timestamp", "data"} envelope."""
 
+from api.representations import ShareEventSerializer
 from sharing.models import ShareEvent
-from sharing.representations import ShareEventSerializer
 
 
 def event_type(kind: str) -> str:

@@ -10,7 +10,7 @@ from bench.web import __main__ as cli
 from bench.web import bucket
 from bench.web import report as web_report
 from bench.web.plan import SMOKE
-from microcloud.storage_url import BUCKET_BACKEND, storage_from_url
+from storage.url import BUCKET_BACKEND, storage_from_url
 
 pytestmark = pytest.mark.bench
 

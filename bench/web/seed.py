@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     from rest_framework.authtoken.models import Token
 
     from sharing.models import Share, StoredFile
-    from sharing.models.files import Digests
+    from storage.stored import Digests
 
     def put(name: str, source: Path) -> str:
         if settings.STORAGE_URL:

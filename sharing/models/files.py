@@ -1,12 +1,9 @@
 """Stored files: the uploaded bytes, their metadata, and the rules for names
 and types that every path writing them applies."""
 
-import hashlib
 import mimetypes
 import os
 import re
-import uuid
-import zlib
 from collections.abc import Callable
 
 from django.conf import settings
@@ -19,6 +16,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from sharing.models import quotas
+from storage.stored import Digests, new_name
 
 
 def too_large_message() -> str:
@@ -48,29 +46,8 @@ def check_upload(upload) -> None:
 
 
 def stored_file_path(instance, filename: str) -> str:
-    # The original name lives in StoredFile.name; on disk a random name avoids
-    # collisions and never lets a user choose a path.
-    return f"files/{timezone.now():%Y/%m}/{uuid.uuid4().hex}"
-
-
-class Digests:
-    """What is known of a file's bytes after one pass over them: its size, its
-    SHA-256 (shown to recipients) and its CRC-32 (a zip's headers carry it, so
-    an archive of several files is known to the byte before it is sent)."""
-
-    def __init__(self):
-        self.size = 0
-        self.crc32 = 0
-        self._sha256 = hashlib.sha256()
-
-    def update(self, chunk: bytes) -> None:
-        self.size += len(chunk)
-        self.crc32 = zlib.crc32(chunk, self.crc32)
-        self._sha256.update(chunk)
-
-    @property
-    def sha256(self) -> str:
-        return self._sha256.hexdigest()
+    """The FileField's upload_to: the storage's own random name."""
+    return new_name()
 
 
 class Superseded(Exception):
@@ -143,7 +120,7 @@ class StoredFile(models.Model):
         (a resumable upload that another request finished first): then
         nothing is stored and Superseded is raised."""
         # Bytes an upload path already streamed into the storage come with
-        # their digests (sharing.upload_handlers.StoredUpload): adopted, not
+        # their digests (storage.upload_handlers.StoredUpload): adopted, not
         # read again nor copied.
         already_stored = getattr(upload, "stored_name", None)
         digests = getattr(upload, "digests", None) if already_stored else None

@@ -6,8 +6,8 @@ from django.contrib.auth import views as auth_views
 from django.core.exceptions import ValidationError
 from django.urls import reverse_lazy
 
+from pages.security import PageHeadersMixin
 from ratelimit.logins import LoginRefused, attempt_succeeded, begin_attempt
-from web.security import PageHeadersMixin
 
 
 class ThrottledPasswordMixin:

@@ -12,11 +12,11 @@ from django.utils.translation import gettext_lazy as _
 from django.views import View
 from django.views.generic import TemplateView
 
+from pages.forms import UploadForm
+from pages.security import PageHeadersMixin, with_page_headers
 from sharing.models import Share, StoredFile
 from sharing.models.state import servable_q
-from web.forms import UploadForm
 from web.presenters import share_state
-from web.security import PageHeadersMixin, with_page_headers
 from web.storage import storage_of
 
 PAGE_SIZE = 20

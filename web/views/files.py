@@ -15,9 +15,9 @@ from django.utils.translation import ngettext
 from django.views import View
 from django.views.generic import TemplateView
 
+from pages.forms import UploadForm
+from pages.security import PageHeadersMixin, with_page_headers
 from sharing.models import QuotaExceeded, Share, StoredFile, delete_file
-from web.forms import UploadForm
-from web.security import PageHeadersMixin, with_page_headers
 from web.views.dashboard import DashboardView
 
 

@@ -23,8 +23,8 @@ from django.views.generic import TemplateView
 from collect.ending import close_request, delete_request
 from collect.models import ReceivedFile, UploadRequest
 from collect.unlock import request_path
+from pages.security import PageHeadersMixin
 from web.forms import UploadRequestForm
-from web.security import PageHeadersMixin
 from web.views.dashboard import PAGE_SIZE
 from web.views.shares import OwnerFormView
 

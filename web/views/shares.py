@@ -17,12 +17,12 @@ from django.utils.translation import gettext as _
 from django.views import View
 from django.views.generic import FormView, TemplateView
 
+from pages.security import PageHeadersMixin, with_page_headers
 from sharing.models import MAX_FILES_PER_SHARE, Share, StoredFile
 from web.forms import ExpiryForm, ShareForm
 from web.history import HISTORY_LINES, history
 from web.presenters import share_state
 from web.qr import qr_svg
-from web.security import PageHeadersMixin, with_page_headers
 
 
 class OwnerFormView(LoginRequiredMixin, PageHeadersMixin, FormView):

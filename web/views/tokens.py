@@ -9,8 +9,8 @@ from django.utils.translation import gettext as _
 from django.views.generic import TemplateView
 from rest_framework.authtoken.models import Token
 
-from sharing.authentication import issue_token, revoke_tokens
-from web.security import PageHeadersMixin
+from api.authentication import issue_token, revoke_tokens
+from pages.security import PageHeadersMixin
 
 
 class TokenView(LoginRequiredMixin, PageHeadersMixin, TemplateView):

@@ -6,8 +6,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from expiry.service import LEASE_CHOICES, build_service
-from sharing.worker_checks import WorkerChecks
-from sharing.worker_stop import WorkerStop
+from workers.checks import WorkerChecks
+from workers.stop import WorkerStop
 
 logger = logging.getLogger("expiry")
 

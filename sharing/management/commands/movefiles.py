@@ -1,7 +1,8 @@
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
 
-from sharing.moving import BUCKET, DISK, Mover, Tally
+from sharing.catalogue import StoredFiles
+from storage.moving import BUCKET, DISK, Mover, Tally
 
 
 class Command(BaseCommand):
@@ -45,6 +46,7 @@ class Command(BaseCommand):
         try:
             mover = Mover.to(
                 to,
+                catalogue=StoredFiles(),
                 verify_existing=verify_existing,
                 delete_source=delete_source,
                 dry_run=dry_run,

@@ -2,9 +2,9 @@ import logging
 
 from django.core.management.base import BaseCommand
 
-from sharing.worker_checks import WorkerChecks
-from sharing.worker_stop import WorkerStop
 from webhooks.worker import DeliveryWorker, WebhookThread
+from workers.checks import WorkerChecks
+from workers.stop import WorkerStop
 
 logger = logging.getLogger("webhooks")
 

@@ -7,7 +7,7 @@ from rest_framework import serializers, status
 from rest_framework.exceptions import APIException
 from rest_framework.views import exception_handler
 
-from sharing.storage import StorageUnavailable
+from storage.errors import StorageUnavailable
 
 logger = logging.getLogger(__name__)
 

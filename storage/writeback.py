@@ -3,7 +3,7 @@ that closes the write waits for little.
 
 A tus chunk syncs its bytes before it answers (its offset must survive a
 crash of the machine), and a stored file is synced before its row is
-listed (sharing.storage). Left to that moment, the sync writes everything
+listed (storage.disk). Left to that moment, the sync writes everything
 while the request reads nothing; started as the bytes arrive (Linux's
 sync_file_range with SYNC_FILE_RANGE_WRITE, which queues the range and
 returns), the disk writes while the network reads. Nothing here is a

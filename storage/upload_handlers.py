@@ -4,19 +4,19 @@ To a storage that takes a file in parts (a bucket: part_writer), straight
 into it, with the digests computed on the way: nothing on the local disk,
 at most one part in memory. Otherwise to a temporary file handed to the disk
 as it arrives: the stored file is synced before its row commits
-(sharing.storage); left to that moment, the sync writes the whole upload
+(storage.disk); left to that moment, the sync writes the whole upload
 while the client waits. Handing the bytes over as they come
-(sharing.writeback) overlaps the disk with the network, as a tus chunk does.
+(storage.writeback) overlaps the disk with the network, as a tus chunk does.
 """
 
 import logging
 
-from django.core.files.storage import storages
 from django.core.files.uploadedfile import UploadedFile
 from django.core.files.uploadhandler import FileUploadHandler, StopFutureHandlers, TemporaryFileUploadHandler
 
-from sharing.models.files import Digests, stored_file_path
-from sharing.writeback import Writeback
+from storage import store
+from storage.stored import Digests, new_name
+from storage.writeback import Writeback
 
 logger = logging.getLogger(__name__)
 
@@ -34,14 +34,14 @@ class StoredUpload(UploadedFile):
         self.adopted = False
 
     def chunks(self, chunk_size=None):
-        with storages["default"].open(self.stored_name, "rb") as handle:
+        with store.files().open(self.stored_name, "rb") as handle:
             yield from handle.chunks(chunk_size)
 
     def close(self):
         if not self.adopted:
             self.adopted = True  # once
             try:
-                storages["default"].delete(self.stored_name)
+                store.files().delete(self.stored_name)
             except Exception:
                 logger.warning("Could not delete the refused upload %s", self.stored_name, exc_info=True)
 
@@ -54,11 +54,9 @@ class StreamingStorageUploadHandler(FileUploadHandler):
 
     def new_file(self, field_name, file_name, content_type, content_length, charset=None, content_type_extra=None):
         super().new_file(field_name, file_name, content_type, content_length, charset, content_type_extra)
-        part_writer = getattr(storages["default"], "part_writer", None)
-        self.writer = None
-        if part_writer is not None:
-            self.stored_name = stored_file_path(None, file_name)
-            self.writer = part_writer(self.stored_name, content_type)
+        self.stored_name = new_name()
+        self.writer = store.part_writer(self.stored_name, content_type)
+        if self.writer is not None:
             self.digests = Digests()
             raise StopFutureHandlers  # no temporary file for the handler after this one
 

@@ -19,19 +19,19 @@ from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
-from ratelimit.logins import LoginRefused, attempt_succeeded, begin_attempt
-from sharing.disposition import attachment
-from sharing.exceptions import Conflict, Gone
-from sharing.filters import ShareFilterBackend
-from sharing.models import ReactivationRefused, Share, StoredFile, delete_file, reactivate
-from sharing.representations import ShareEventSerializer, ShareSerializer
-from sharing.serializers import (
+from api.exceptions import Conflict, Gone
+from api.filters import ShareFilterBackend
+from api.representations import ShareEventSerializer, ShareSerializer
+from api.serializers import (
     FileUploadSerializer,
     ShareCreateSerializer,
     ShareReactivateSerializer,
     ShareUpdateSerializer,
     StoredFileSerializer,
 )
+from ratelimit.logins import LoginRefused, attempt_succeeded, begin_attempt
+from sharing.models import ReactivationRefused, Share, StoredFile, delete_file, reactivate
+from storage.disposition import attachment
 
 # Share columns ShareSerializer never reads (tests/test_api_representation.py
 # makes sure a page of shares is read in one query).

@@ -7,13 +7,13 @@ from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from collect.ending import close_request, delete_request
-from collect.models import ReceivedFile, UploadRequest, open_q
-from collect.serializers import (
+from api.upload_request_serializers import (
     UploadRequestCreateSerializer,
     UploadRequestSerializer,
     UploadRequestUpdateSerializer,
 )
+from collect.ending import close_request, delete_request
+from collect.models import ReceivedFile, UploadRequest, open_q
 
 NOT_FOUND = OpenApiResponse(description="No such id among your own upload requests.")
 BAD_REQUEST = OpenApiResponse(description="Invalid input; the body names each offending field.")

@@ -4,7 +4,12 @@ every bucket operation a request makes."""
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from sharing.storage import StorageUnavailable
+
+class StorageUnavailable(Exception):
+    """The file store cannot be reached now (a bucket's endpoint down, or
+    answering with its own errors): a 503 to try again, never a 500, and
+    never taken for missing bytes. The storage that can be out of reach
+    raises it (storage.buckets); everything else only catches it."""
 
 
 def out_of_reach(error: Exception) -> bool:

@@ -3,9 +3,9 @@
 from django.utils import timezone
 from rest_framework import serializers
 
+from api.serializers import ExpiryInputSerializer, StrictBooleanField, StrictCharField, password_field
 from collect.models import MAX_BYTES_LIMIT, MAX_FILES_LIMIT, NOTE_MAX_LENGTH, ReceivedFile, UploadRequest
 from collect.unlock import request_path
-from sharing.serializers import ExpiryInputSerializer, StrictBooleanField, StrictCharField, password_field
 
 
 class ReceivedFileSerializer(serializers.ModelSerializer):

@@ -15,7 +15,7 @@ joins the parts into the object KEY.
 
 from botocore.exceptions import ClientError
 
-from sharing.object_errors import reachable
+from storage.errors import reachable
 
 # S3 wants parts of at least 5 MiB (but the last); 8 MiB is what boto3's own
 # transfers use, and the most an upload holds in memory.

@@ -1,9 +1,11 @@
 """Moving stored files' bytes between the local disk (MEDIA_ROOT) and the
 bucket STORAGE_URL names, in either direction (`manage.py movefiles`).
 
-A file keeps its name: `StoredFile.content.name` (files/2026/11/<hex>) is
-the file's path under MEDIA_ROOT and its key under the bucket's prefix
-alike, so the bytes are copied under the same name and no row changes.
+A file keeps its name: its stored name (files/2026/11/<hex>) is the file's
+path under MEDIA_ROOT and its key under the bucket's prefix alike, so the
+bytes are copied under the same name and no row changes. Which files there
+are comes from a catalogue the caller gives (the domain's stored files,
+sharing.catalogue): this module knows bytes, not what holds them.
 Which side the service reads from is decided by STORAGE_URL alone, when it
 is next started.
 
@@ -13,7 +15,7 @@ SHA-256 compared with the row's: only a copy that matches counts as moved,
 and only then may the source be removed (`delete_source`). A copy that does
 not match is removed again, so that no later run takes it for done.
 
-The rows are read in primary key order, a batch at a time, up to the last
+The catalogue's entries are read in key order, a batch at a time, up to the last
 one there when the run started: a file uploaded during the run is left for
 the next run, and a file deleted during it is passed over. A run that is
 interrupted (a kill, a lost connection) starts again where it stopped: a
@@ -25,15 +27,14 @@ import contextlib
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.files.storage import Storage
-from django.db.models import Count, Max, Sum
 
-from sharing.models import StoredFile
-from sharing.object_storage import BucketStorage
-from sharing.storage import DurableFileSystemStorage
+from storage.buckets import BucketStorage
+from storage.disk import DurableFileSystemStorage
 
 DISK = "disk"
 BUCKET = "bucket"
@@ -58,6 +59,28 @@ def bucket_storage() -> Storage:
     if entry.get("BACKEND") != BUCKET_BACKEND:
         raise ImproperlyConfigured(f"STORAGE_URL is set but STORAGES['default'] is not {BUCKET_BACKEND}")
     return BucketStorage(**entry.get("OPTIONS", {}))
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One file as the catalogue lists it."""
+
+    key: int
+    name: str  # its stored name, the same on both sides
+    size: int
+    sha256: str
+    label: str  # how reports name it
+
+
+class Catalogue(Protocol):
+    def totals(self) -> tuple[int, int, int]:
+        """The last key, the number of files and their bytes, read together."""
+
+    def page(self, after: int, last: int, limit: int) -> list[Entry]:
+        """Up to `limit` entries with keys in (after, last], in key order."""
+
+    def still_listed(self, entry: Entry) -> bool:
+        """Whether the file is still there (not deleted during the run)."""
 
 
 @dataclass
@@ -97,6 +120,7 @@ class Mover:
     def __init__(
         self,
         *,
+        catalogue: Catalogue,
         source: Storage,
         target: Storage,
         verify_existing: bool = False,
@@ -107,7 +131,7 @@ class Mover:
         progress: Callable[[Tally], None] = lambda tally: None,
         batch: int = BATCH,
     ):
-        self.source, self.target = source, target
+        self.catalogue, self.source, self.target = catalogue, source, target
         self.verify_existing, self.delete_source, self.dry_run = verify_existing, delete_source, dry_run
         self.report, self.listed, self.progress, self.batch = report, listed, progress, batch
         self.tally = Tally()
@@ -122,34 +146,27 @@ class Mover:
         raise ValueError(f"destination must be {DISK!r} or {BUCKET!r}, not {destination!r}")
 
     def run(self) -> Tally:
-        # One statement, so the count and the bytes describe the same rows.
-        known = StoredFile.objects.aggregate(last=Max("pk"), files=Count("pk"), size=Sum("size"))
-        last = known["last"] or 0
-        self.tally.total_files, self.tally.total_bytes = known["files"], known["size"] or 0
+        last, self.tally.total_files, self.tally.total_bytes = self.catalogue.totals()
         after = 0
         while True:
-            rows = list(
-                StoredFile.objects.filter(pk__gt=after, pk__lte=last)
-                .order_by("pk")
-                .only("pk", "name", "content", "size", "sha256")[: self.batch]
-            )
-            if not rows:
+            entries = self.catalogue.page(after, last, self.batch)
+            if not entries:
                 return self.tally
-            for stored in rows:
+            for stored in entries:
                 self._one(stored)
                 self.tally.done_files += 1
                 self.tally.done_bytes += stored.size
                 self.progress(self.tally)
-            after = rows[-1].pk
+            after = entries[-1].key
 
-    def _one(self, stored: StoredFile) -> None:
-        label = describe(stored)
+    def _one(self, stored: Entry) -> None:
+        label = stored.label
         try:
             outcome = self._move(stored)
         # Any error (a storage, the network) fails this file, reported by
         # name; the run goes on with the next one.
         except Exception as error:
-            if not StoredFile.objects.filter(pk=stored.pk).exists():
+            if not self.catalogue.still_listed(stored):
                 self.report(f"passed over {label}: deleted during the run")
                 return
             self.tally.failed += 1
@@ -164,9 +181,9 @@ class Mover:
             if self.dry_run:
                 self.listed(f"would copy {label}, {stored.size} bytes")
 
-    def _move(self, stored: StoredFile) -> str:
+    def _move(self, stored: Entry) -> str:
         """Move one file's bytes: "skipped" or "moved"; CopyFailed otherwise."""
-        name = stored.content.name
+        name = stored.name
         held = size_of(self.target, name)
         if held == stored.size:
             # With delete_source the copy is the only one left afterwards,
@@ -212,10 +229,6 @@ class Mover:
         if saved != name:
             self.target.delete(saved)
             raise CopyFailed(f"the target stored it as {saved} (another process wrote {name} meanwhile)")
-
-
-def describe(stored: StoredFile) -> str:
-    return f"{stored.content.name} (file {stored.pk}, {stored.name!r})"
 
 
 def size_of(storage: Storage, name: str) -> int | None:

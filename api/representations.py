@@ -1,6 +1,6 @@
 """How shares and their history read on the wire (the API's output).
 
-Kept apart from the input serializers (sharing.serializers): a share's JSON
+Kept apart from the input serializers (api.serializers): a share's JSON
 is written out for speed, and is tested equal to its declared fields.
 """
 

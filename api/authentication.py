@@ -59,7 +59,7 @@ def _token_sql(connection, token_model, user_model) -> str:
 
 
 class TokenAuthenticationScheme(OpenApiAuthenticationExtension):
-    target_class = "sharing.authentication.TokenAuthentication"
+    target_class = "api.authentication.TokenAuthentication"
     name = "tokenAuth"
 
     def get_security_definition(self, auto_schema):

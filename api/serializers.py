@@ -15,8 +15,9 @@ from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from api.exceptions import PayloadTooLarge
+from api.representations import ShareSerializer
 from sharing import rows
-from sharing.exceptions import PayloadTooLarge
 from sharing.models import (
     KEEP,
     MAX_DOWNLOADS_LIMIT,
@@ -29,7 +30,6 @@ from sharing.models import (
     UploadTooLarge,
     check_upload,
 )
-from sharing.representations import ShareSerializer
 
 # The largest number of seconds a timedelta can hold: anything above it could
 # never pass the policy's maximum and would only overflow inside the model.

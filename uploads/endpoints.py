@@ -1,5 +1,6 @@
 """The tus endpoints: /api/uploads/ (create, discover) and
-/api/uploads/<id> (offset, append, terminate).
+/api/uploads/<id> (offset, append, terminate); an upload request's
+endpoints (collect.tus) extend them.
 
 They are DRF views for DRF's authentication, permission and JSON error
 answers, like the rest of the API; the body is never parsed by DRF

@@ -20,8 +20,8 @@ from urllib.parse import parse_qs, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
-DISK_BACKEND = "sharing.storage.DurableFileSystemStorage"
-BUCKET_BACKEND = "sharing.object_storage.BucketStorage"
+DISK_BACKEND = "storage.disk.DurableFileSystemStorage"
+BUCKET_BACKEND = "storage.buckets.BucketStorage"
 _QUERY_KEYS = {"endpoint", "region", "addressing"}
 
 

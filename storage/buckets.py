@@ -28,10 +28,9 @@ from django.core.files import File
 from storages.backends.s3 import S3Storage
 from storages.utils import clean_name
 
-from sharing.disposition import attachment
-from sharing.object_errors import out_of_reach, reachable
-from sharing.object_partials import PART_SIZE, PartialObject
-from sharing.storage import StorageUnavailable
+from storage.bucket_partials import PART_SIZE, PartialObject
+from storage.disposition import attachment
+from storage.errors import StorageUnavailable, out_of_reach, reachable
 
 _MISSING = ("NoSuchKey", "404", "NotFound")
 
@@ -167,7 +166,7 @@ class PartWriter:
 
 class BucketStorage(S3Storage):
     """S3Storage with ranged reads and deadline-bound presigned URLs. Every
-    option comes from STORAGE_URL (microcloud.storage_url) or STORAGES."""
+    option comes from STORAGE_URL (storage.url) or STORAGES."""
 
     def __init__(self, **options):
         # Signature V4 everywhere (the only one newer regions and most
@@ -201,7 +200,7 @@ class BucketStorage(S3Storage):
     @reachable
     def part_writer(self, name: str, content_type: str) -> PartWriter:
         """Write `name` as its bytes arrive (uploads stream into the bucket:
-        sharing.upload_handlers)."""
+        storage.upload_handlers)."""
         key = self._normalize_name(clean_name(name))
         return PartWriter(self.connection.meta.client, self.bucket_name, key, content_type)
 

@@ -13,13 +13,6 @@ import os
 from django.core.files.storage import FileSystemStorage
 
 
-class StorageUnavailable(Exception):
-    """The file store cannot be reached now (a bucket's endpoint down, or
-    answering with its own errors): a 503 to try again, never a 500, and
-    never taken for missing bytes. The storage that can be out of reach
-    raises it (sharing.object_storage); everything else only catches it."""
-
-
 def sync_path(path: str) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
