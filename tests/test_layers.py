@@ -3,27 +3,37 @@ in functions, and apps that never reach up into the project package or the
 benchmarks. Read from the source with ast; nothing is imported."""
 
 import ast
+import re
+import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-PROJECT_PACKAGES = {
-    "sharing",
-    "expiry",
-    "links",
-    "web",
-    "webhooks",
-    "notices",
-    "ratelimit",
-    "uploads",
-    "collect",
-    "microcloud",
-    "bench",
-    "sqlite_writers",
-    "postgres_backend",
-}
-APPS = ["sharing", "expiry", "links", "web", "webhooks", "notices", "ratelimit", "uploads", "collect"]
+ORDER_DOC = REPO / "docs/architecture.md"
+OUTSIDE_THE_ORDER = {"tests", "bench"}
+
+
+def packages() -> set[str]:
+    """The project's top-level packages, as the tree has them."""
+    return {path.parent.name for path in REPO.glob("*/__init__.py")} - OUTSIDE_THE_ORDER
+
+
+def written_order() -> dict[str, int]:
+    """Each app's line in docs/architecture.md's order, lowest first."""
+    text = ORDER_DOC.read_text()
+    block = text[text.index("## The order") :].split("\n## ", 1)[0]
+    ranks = {}
+    for line in block.splitlines():
+        found = re.fullmatch(r"\s+(\d+)\. (.+)", line)
+        if found:
+            for name in found.group(2).split(","):
+                ranks[name.strip()] = int(found.group(1))
+    return ranks
+
+
+PROJECT_PACKAGES = packages() | OUTSIDE_THE_ORDER
+APPS = sorted(packages() - {"microcloud"})
 # sharing/models/, lowest first: a module imports only from layers before its own.
 MODEL_LAYERS = [
     {"state", "budget", "events", "policy", "outboxes"},
@@ -53,16 +63,143 @@ def imported(node: ast.AST) -> list[str]:
     return []
 
 
-def test_no_module_of_sharing_or_expiry_imports_the_project_inside_a_function():
+def is_ready_of_an_app_config(function: ast.AST, tree: ast.Module) -> bool:
+    """AppConfig.ready(): where Django has an app connect its signal
+    receivers, once the models are loaded (importing them at the top of
+    apps.py would load models before the registry is ready)."""
+    return function.name == "ready" and any(
+        isinstance(node, ast.ClassDef)
+        and function in node.body
+        and any(ast.unparse(base) == "AppConfig" for base in node.bases)
+        for node in ast.walk(tree)
+    )
+
+
+def test_no_module_of_an_app_imports_the_project_inside_a_function():
     hidden = []
-    for path in sources("sharing", "expiry"):
-        for function in ast.walk(ast.parse(path.read_text())):
+    for path in sources(*APPS, "microcloud"):
+        tree = ast.parse(path.read_text())
+        for function in ast.walk(tree):
             if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if is_ready_of_an_app_config(function, tree):
+                    continue
                 for node in ast.walk(function):
                     for name in imported(node):
                         if name.split(".")[0] in PROJECT_PACKAGES:
                             hidden.append(f"{path.relative_to(REPO)}:{node.lineno} {name}")
     assert hidden == []
+
+
+def test_every_package_has_its_place_in_the_written_order():
+    ranks = written_order()
+    assert sorted(ranks) == sorted(packages()), "docs/architecture.md's order names exactly the tree's packages"
+
+
+def imports_against_the_order(ranks: dict[str, int], folders) -> list[str]:
+    against = []
+    for path in sources(*folders):
+        app = path.relative_to(REPO).parts[0]
+        for node in ast.walk(ast.parse(path.read_text())):
+            for name in imported(node):
+                target = name.split(".")[0]
+                if target in ranks and target != app and ranks[target] >= ranks[app]:
+                    against.append(
+                        f"{path.relative_to(REPO)}:{node.lineno} imports {name} "
+                        f"({app} is on line {ranks[app]}, {target} on line {ranks[target]})"
+                    )
+    return against
+
+
+def test_apps_import_only_from_apps_below_them_in_the_written_order():
+    assert imports_against_the_order(written_order(), packages()) == []
+
+
+def test_an_import_against_the_order_is_found_with_its_file_and_line(tmp_path, monkeypatch):
+    # The check above must be able to fail: collect importing web (a higher
+    # app) again, as it once did for the upload form, is reported.
+    monkeypatch.setattr(sys.modules[__name__], "REPO", tmp_path)
+    (tmp_path / "collect").mkdir()
+    (tmp_path / "collect/pages.py").write_text("import os\nfrom web.forms import UploadForm\n")
+    assert imports_against_the_order({"collect": 6, "web": 8}, ["collect"]) == [
+        "collect/pages.py:2 imports web.forms (collect is on line 6, web on line 8)",
+        "collect/pages.py:2 imports web.forms.UploadForm (collect is on line 6, web on line 8)",
+    ]
+
+
+def test_no_app_imports_another_apps_views():
+    reaching = [
+        f"{path.relative_to(REPO)}:{node.lineno} {name}"
+        for path in sources(*APPS)
+        for node in ast.walk(ast.parse(path.read_text()))
+        for name in imported(node)
+        if name.split(".")[0] in PROJECT_PACKAGES
+        and name.split(".")[0] != path.relative_to(REPO).parts[0]
+        and len(name.split(".")) > 1
+        and name.split(".")[1] == "views"
+    ]
+    assert reaching == []
+
+
+# The domain asks a seam when the databases differ: each app's `backends`
+# package holds its vendor-specific statements, and the daemon's watchers,
+# leases and store are seams of their own.
+DOMAIN = ["sharing", "links", "uploads", "collect", "web", "webhooks", "notices", "pages", "api"]
+
+
+def test_no_module_of_the_domain_branches_on_the_database_vendor():
+    branching = [
+        f"{path.relative_to(REPO)}:{node.lineno} {ast.unparse(node)}"
+        for path in sources(*DOMAIN)
+        if "backends" not in path.relative_to(REPO).parts
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Attribute) and node.attr == "vendor"
+    ]
+    assert branching == []
+
+
+def test_no_module_outside_storage_names_a_storage_class():
+    naming = [
+        f"{path.relative_to(REPO)}:{node.lineno} {name}"
+        for path in sources(*(set(APPS) - {"storage"}))
+        for node in ast.walk(ast.parse(path.read_text()))
+        for name in imported(node)
+        if name.split(".")[0] == "storage" and name.split(".")[-1].endswith("Storage")
+    ]
+    assert naming == []
+
+
+def test_the_domain_never_imports_the_rest_framework():
+    reaching = [
+        f"{path.relative_to(REPO)}:{node.lineno} {name}"
+        for path in sources("sharing", "storage")
+        for node in ast.walk(ast.parse(path.read_text()))
+        for name in imported(node)
+        if name.split(".")[0] in {"rest_framework", "drf_spectacular", "api"}
+    ]
+    assert reaching == []
+
+
+# Underscore names that Django and DRF document for use from outside:
+# a model's options and state, the HttpRequest a DRF Request wraps.
+DOCUMENTED_PRIVATE = {"_meta", "_state", "_request"}
+
+
+def test_no_class_reads_another_objects_underscore_attributes():
+    reading = []
+    for path in sources(*APPS, "microcloud"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")):
+                continue
+            if node.attr in DOCUMENTED_PRIVATE:
+                continue
+            owner = node.value
+            if isinstance(owner, ast.Name) and owner.id in {"self", "cls"}:
+                continue
+            if isinstance(owner, ast.Call) and ast.unparse(owner.func) == "super":
+                continue
+            reading.append(f"{path.relative_to(REPO)}:{node.lineno} {ast.unparse(node)}")
+    assert reading == []
 
 
 def model_imports() -> dict[str, set[str]]:
