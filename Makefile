@@ -99,12 +99,12 @@ test-sqlite: install-dev
 test-postgres: install-dev
 	PY=$(PY) .ci/pytest-postgres -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
-# The full expiry benchmark (several minutes; see docs/benchmarks.md).
+# The full expiry benchmark (several minutes; docs/benchmarks.md, "Expiry benchmark").
 bench: install-dev
 	mkdir -p bench/results
 	$(PY) -m bench --json bench/results/latest.json
 
-# The web benchmark (about 15 minutes; see docs/benchmarks.md): gunicorn as
+# The web benchmark (about 15 minutes; docs/benchmarks.md, "Web benchmark"): gunicorn as
 # `make run` starts it, driven by wrk on loopback, on SQLite and PostgreSQL,
 # with file bytes on the disk and then in a bucket (moto's S3 server, from
 # the development requirements).
@@ -121,7 +121,7 @@ bench-mixed: install install-wrk
 
 # The service's idle cost (about 75 s): gunicorn and runexpiry as `make run`
 # starts them, on a temporary database and var directory, CPU, wake-ups and
-# PSS of every process over 60 s (docs/benchmarks.md, Idle cost).
+# PSS of every process over 60 s (docs/benchmarks.md, "Idle cost").
 bench-idle: install
 	mkdir -p bench/results
 	$(PY) -m bench.idle --json bench/results/idle-latest.json

@@ -1,4 +1,4 @@
-"""Benchmark of share-expiry engines: `python -m bench` (see docs/benchmarks.md).
+"""Benchmark of share-expiry engines: `python -m bench` (docs/benchmarks.md, "Expiry benchmark").
 
 Three engines run as separate processes against the same freshly built
 SQLite database per scenario: our `runexpiry` daemon, the reference

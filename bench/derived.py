@@ -12,7 +12,7 @@ IMPLIED_SWEEP_INTERVAL = 60.0  # what a typical cron cleanup runs at
 # result measured the engine's start, not its work: its targets are not met.
 MIN_HEADROOM_S = 0.2
 
-# Our daemon's targets (docs/benchmarks.md). Each: name, scenario, how to read the
+# Our daemon's targets (docs/benchmarks.md, "Expiry benchmark"). Each: name, scenario, how to read the
 # measured value, the limit, and a unit for display.
 TARGETS = [
     ("spread p99 lateness <= 1 ms", "spread", lambda r: r["lateness"]["p99_ms"], 1.0, "ms"),

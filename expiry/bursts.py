@@ -5,8 +5,8 @@ turned into statements, not which shares are due.
 
 - Every statement is a chunk of sorted ids, stamped just before it runs and
   committed when it ends, so `ended_at` is never much earlier than the commit
-  that made it true (the target is at most 5 ms; docs/benchmarks.md measures
-  it); chunk sizes adapt so that a statement takes about CHUNK_TARGET.
+  that made it true (the target is at most 5 ms; docs/benchmarks.md, "Bursts
+  and their stamps"); chunk sizes adapt so that a statement takes about CHUNK_TARGET.
 - A burst (more than a batch due at once, SQLite) reads its due ids from the
   expiry index first, then expires them chunk by chunk, BURST_STEP at most
   per step.

@@ -5,7 +5,7 @@ Every daemon of a SQLite database runs on the machine that holds the file
 that holds an exclusive flock() on `<db>.<name>.lease` holds the lease.
 There is nothing to renew, so an idle holder spends no wake-up and no write
 on it (a renewed row cost ~0.02 % of a core on its own: docs/benchmarks.md,
-Idle cost), and the kernel releases the lock the moment its holder dies,
+"Idle wake-ups"), and the kernel releases the lock the moment its holder dies,
 SIGKILL included, so a stand-by takes over at once instead of after a ttl.
 
 A stand-by tries LOCK_EX | LOCK_NB whenever the daemon looks (about once a

@@ -73,7 +73,7 @@ def _window_sql(connection, part: str, only: str = "") -> str:
     condition, order = _WINDOW_PARTS[part]
     # Columns: id, the deadline, its text, whether wanted. SQLite's text is
     # the deadline too: one column fewer, and no driver conversion of every
-    # row to a datetime (a third of the page's time, docs/benchmarks.md).
+    # row to a datetime (a third of the page's time, docs/benchmarks.md, "The window in pages").
     deadline = "" if connection.vendor == "sqlite" else f"{DEADLINE_FIELD}, "
     wanted = f", CASE WHEN ({only}) THEN 1 ELSE 0 END AS wanted" if only else ""
     return (

@@ -3,7 +3,7 @@
 The daemon's safety net (a `PRAGMA data_version` look for rows written
 without a notice: another program, a datagram dropped from a full queue)
 ran every 2 s whether or not anything was written, and that look was all an
-idle daemon woke for (~0.3-0.5 ms each: docs/benchmarks.md, Idle cost).
+idle daemon woke for (~0.3-0.5 ms each: docs/benchmarks.md, "Idle wake-ups").
 Every commit appends to the `-wal` file (a checkpoint writes the database
 file), so Linux's inotify on the database's folder tells us when a look can
 find something: an idle database costs no look at all.

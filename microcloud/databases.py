@@ -40,7 +40,7 @@ def database_from_url(url: str) -> dict:
             # WAL lets readers run beside the writer; NORMAL makes a commit ~9 us
             # instead of ~0.15 ms and is still durable against process crashes.
             # 2 KiB pages for new databases: an expiry dirties a few pages far
-            # apart, and half the bytes made it ~10 % cheaper (docs/benchmarks.md).
+            # apart, and half the bytes made it ~10 % cheaper (docs/benchmarks.md, "CPU per expiry").
             "init_command": "PRAGMA page_size=2048; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         }
         # Tests use a file, not :memory:, so threads, the expiry daemon started as

@@ -9,7 +9,7 @@ Idle wake-ups. gunicorn's master and each gthread worker wake once a
 second with nothing to do (the master to look at its workers' heartbeats,
 a worker to touch its heartbeat file and look for lapsed keep-alive
 connections): ~0.3 ms of CPU each time on the development VM, most of the
-service's idle cost (python -m bench.idle, docs/benchmarks.md). Everything
+service's idle cost (python -m bench.idle, docs/benchmarks.md, "Idle wake-ups"). Everything
 that needs either of them sooner already wakes it: a signal (SIGCHLD,
 SIGTERM, SIGHUP...) is queued to the master's wait; a new connection, a
 finished request or SIGTERM wakes a worker's poller. What only the clock

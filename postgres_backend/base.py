@@ -3,7 +3,7 @@ while the connection is plainly alive.
 
 With CONN_HEALTH_CHECKS on, Django checks a reused connection at the first
 query of every request with `SELECT 1`: a round trip, and on a public
-download one of the few the request makes (docs/benchmarks.md). A server
+download one of the few the request makes (docs/benchmarks.md, "Hot link"). A server
 that ends a connection (a restart, pg_terminate_backend, an idle timeout, a
 pooler closing it) tells the client so: its last message or its close makes
 the idle socket readable. So while the connection is idle outside a

@@ -3,7 +3,7 @@ shared counters at once, then allows them by itself.
 
 Every public-link request counted one hit in the shared counters: a write
 transaction in the SQLite file, or two round trips to Redis, per request,
-about a seventh of a hot link's CPU (docs/benchmarks.md). A limit built
+about a seventh of a hot link's CPU (docs/benchmarks.md, "Hot link"). A limit built
 with `claim` > 1 counts up to that many hits of a client in one increment
 and keeps what it did not use yet as this process's lease on them.
 

@@ -4,7 +4,7 @@ SQLite lets one writer in at a time, and a writer that finds the lock taken
 waits in SQLite's busy handler, which sleeps 1, 2, 5, 10 ... up to 100 ms
 between tries and so loses the lock again and again to writers that arrive
 while it sleeps: under 16 concurrent writers a write waited up to seconds
-(docs/benchmarks.md). Writers that first take an exclusive flock() on a file
+(docs/benchmarks.md, "Daemon lateness under web load"). Writers that first take an exclusive flock() on a file
 beside the database wait in the kernel instead, and the one woken when the
 holder leaves finds SQLite's lock free. The lock orders waiting only: what
 may be written is still decided by the database (BEGIN IMMEDIATE, conditional

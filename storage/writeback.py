@@ -19,7 +19,7 @@ logger = logging.getLogger("sharing")
 
 SYNC_FILE_RANGE_WRITE = 2  # <linux/fs.h>: start writeback of dirty pages, do not wait
 # How many new bytes are handed to the disk at a time (256 KiB to 2 MiB
-# measured alike: docs/benchmarks.md).
+# measured alike: docs/benchmarks.md, "Uploads").
 STEP = 2 * 1024 * 1024
 
 

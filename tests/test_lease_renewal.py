@@ -68,7 +68,7 @@ def test_a_daemon_awake_anyway_renews_up_to_a_fifth_of_the_ttl_early():
 def test_with_the_default_ttl_every_safety_look_after_a_renewal_renews():
     """An idle daemon wakes every SAFETY_INTERVAL; each such wake-up falls in
     the early-renewal window of the renewal before, so the lease never wakes
-    it on its own (docs/benchmarks.md, Idle cost)."""
+    it on its own (docs/benchmarks.md, "Idle wake-ups")."""
     clock = Clock()
     keeper = LeaseKeeper(ttl=DEFAULT_TTL, owner="a", clock=clock)
     assert keeper.keep()

@@ -4,7 +4,7 @@ urls.
 A worker (runexpiry, runwebhooks) serves no URL and never resolves one
 (webhook payloads and mails have none), but checking the URLconf imports
 it, and with it every view, DRF's API stack and drf-spectacular: ~15 MB of
-PSS a daemon would keep for nothing (docs/benchmarks.md, Idle cost). When
+PSS a daemon would keep for nothing (docs/benchmarks.md, "Memory"). When
 tags are given Django leaves out the untagged checks too (auth's
 middleware order: the web's alone). `manage.py check` and `migrate` (make
 run's, before the service starts) check the URLconf, and gunicorn imports

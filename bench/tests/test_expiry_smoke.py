@@ -2,7 +2,7 @@
 
 This checks that `python -m bench` works (real daemon, reference loop and
 sweep as processes, every scenario, JSON written), not how fast anything is:
-timing targets are judged on full-size runs (docs/benchmarks.md).
+timing targets are judged on full-size runs (docs/benchmarks.md, "Expiry benchmark").
 """
 
 import json

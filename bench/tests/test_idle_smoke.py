@@ -1,6 +1,6 @@
 """`python -m bench.idle` runs end to end for a couple of seconds: it starts
 the service as `make run` does, finds every process, and reports each target.
-No figure is judged here (docs/benchmarks.md, Idle cost)."""
+No figure is judged here (docs/benchmarks.md, "Idle cost")."""
 
 import json
 

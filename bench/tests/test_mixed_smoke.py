@@ -3,7 +3,7 @@
 This checks that `python -m bench.mixed` works (its own database, gunicorn,
 runexpiry as its own process, wrk mixing downloads and creates, the id log
 read back, JSON written) on the database this pass of the suite uses, not how
-fast anything is: the target is judged on full runs (docs/benchmarks.md).
+fast anything is: the target is judged on full runs (docs/benchmarks.md, "Lateness under web load").
 Also here: the figures are split and checked the right way, on made-up data.
 """
 

@@ -3,7 +3,7 @@
 This checks that `python -m bench.web` works (its own database, gunicorn,
 wrk, every scenario, the uploads, the bucket pass on moto, JSON written) on the database this pass of
 the suite uses, not how fast anything is: targets are judged on full runs
-(docs/benchmarks.md). Also here: the floor view exists only in the
+(docs/benchmarks.md, "Web benchmark"). Also here: the floor view exists only in the
 benchmark's settings, and the target checks read the figures the right way.
 """
 

@@ -4,7 +4,7 @@ points the app there.
 
 moto keeps every object in its own Python process's memory on this machine:
 its figures are a floor of our overhead plus moto's, not a bucket's
-throughput over a network (docs/benchmarks.md). Starting it is
+throughput over a network (docs/benchmarks.md, "Web benchmark"). Starting it is
 microcloud.moto_bucket's, shared with the tests.
 """
 

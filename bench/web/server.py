@@ -34,7 +34,7 @@ def gunicorn_command(port: int, workers: int, threads: int) -> list[str]:
     --no-control-socket: gunicorn's control socket has one default path per
     user, so a benchmark's server must not take it over from one running beside it.
     --preload: the app is imported once in the master, its pages shared by
-    the workers (docs/benchmarks.md, Idle cost).
+    the workers (docs/benchmarks.md, "Memory").
     """
     gunicorn = str(Path(sys.executable).with_name("gunicorn"))
     return [

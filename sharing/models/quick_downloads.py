@@ -9,7 +9,7 @@ side (sharing.models.downloads folds the pending rows into download_count).
 Downloads that arrive together are written in one transaction
 (sqlite_writers.group_commit): on SQLite one turn at the write lock and one
 commit for the batch instead of one each, which is what held a hot link
-back (docs/benchmarks.md). Each download is still decided by its own
+back (docs/benchmarks.md, "Hot link"). Each download is still decided by its own
 statement, against the time read once the batch holds the lock, and its
 response starts only after the batch has committed: an answered download
 is in the history before its first byte goes out, whatever happens to the

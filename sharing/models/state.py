@@ -83,7 +83,7 @@ def due_sql(connection, now: datetime) -> tuple[str, list]:
 
     Here the status is bound, not written: with 'active' written in, SQLite
     also weighed the partial expiry index for each chunk of ids, and a
-    burst's slowest chunk took ~2 ms longer (docs/benchmarks.md, stamp gap)."""
+    burst's slowest chunk took ~2 ms longer (docs/benchmarks.md, "Bursts and their stamps")."""
     stamp = connection.ops.adapt_datetimefield_value(now)
     return f"{STATUS_FIELD} = %s AND {DEADLINE_FIELD} <= %s", [Status.ACTIVE, stamp]
 

@@ -21,7 +21,7 @@ def freeze_start_up() -> None:
     A full collection scans every tracked object with the GIL held: 50-75 ms
     of the expiry thread at 10,000 expiries a second, a few times a run,
     which is every share falling due meanwhile made late. With start-up
-    frozen it scans only what the daemon made since (docs/benchmarks.md).
+    frozen it scans only what the daemon made since (docs/benchmarks.md, "Stalls in the expiry thread").
     """
     gc.collect()  # start-up's own garbage is not frozen with it
     gc.freeze()
