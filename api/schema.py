@@ -48,9 +48,22 @@ def add_error_answers(result, generator, request, public):
 
 
 # Input rules the serializers enforce in validate(), which drf-spectacular
-# cannot see: a PATCH must change something, and a deadline is given once.
+# cannot see: a PATCH must change something, a deadline is given once, a
+# new share names its files one way (file or files: exactly one), each of
+# them once, with a password that is not empty; and a body with a field the
+# serializer does not know is refused, not ignored.
 ONE_DEADLINE = {"not": {"required": ["expires_in", "expires_at"]}}
 CHANGES_SOMETHING = ("PatchedShareUpdateRequest", "PatchedWebhookEndpointUpdateRequest")
+EXACTLY_ONE_OF = {"ShareCreateRequest": ("file", "files")}
+REFUSES_UNKNOWN_FIELDS = (
+    "ShareCreateRequest",
+    "PatchedShareUpdateRequest",
+    "ShareReactivateRequest",
+    "PatchedWebhookEndpointUpdateRequest",
+)
+PROPERTY_RULES = {
+    "ShareCreateRequest": {"files": {"uniqueItems": True}, "password": {"minLength": 1}},
+}
 
 
 def declare_input_rules(result, generator, request, public):
@@ -62,4 +75,19 @@ def declare_input_rules(result, generator, request, public):
             schema |= ONE_DEADLINE
         if name in CHANGES_SOMETHING:
             schema["minProperties"] = 1
+        if name in EXACTLY_ONE_OF:
+            # Inside allOf: a generated client (openapi-python-client) reads a
+            # top-level oneOf as a union of models, and keeps this one whole.
+            schema["allOf"] = [{"oneOf": [{"required": [field]} for field in EXACTLY_ONE_OF[name]]}]
+        if name in REFUSES_UNKNOWN_FIELDS:
+            schema["additionalProperties"] = False
+        for field, rules in PROPERTY_RULES.get(name, {}).items():
+            properties[field] |= rules
+    # A body that must name something cannot be left out either.
+    for path in result.get("paths", {}).values():
+        for operation in path.values():
+            body = operation.get("requestBody") if isinstance(operation, dict) else None
+            refs = [media.get("schema", {}).get("$ref", "") for media in (body or {}).get("content", {}).values()]
+            if any(ref.rsplit("/", 1)[-1] in EXACTLY_ONE_OF for ref in refs):
+                body["required"] = True
     return result

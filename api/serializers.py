@@ -234,10 +234,10 @@ class ShareMessageSerializer(serializers.Serializer):
 class NoticeSettingsSerializer(serializers.Serializer):
     """Which emails the owner gets about a link (see docs/api.md, Email)."""
 
-    notify_first_download = serializers.BooleanField(
+    notify_first_download = StrictBooleanField(
         required=False, help_text="Email the owner when the link is first downloaded (default false)."
     )
-    remind_before_expiry = serializers.BooleanField(
+    remind_before_expiry = StrictBooleanField(
         required=False,
         help_text="Email the owner a reminder the policy's reminder lead (24 hours by default) before expiry "
         "(default true).",

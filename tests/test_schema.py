@@ -4,6 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jsonschema
 import pytest
 import yaml
 
@@ -121,3 +122,27 @@ def test_swagger_ui_is_served_from_local_static_files(anon_client, settings):
     assert "/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js" in html
     assert "cdn.jsdelivr.net" not in html
     assert "/api/schema/" in html
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("body", "valid"),
+    [
+        ({}, False),
+        ({"file": 1}, True),
+        ({"files": [1, 2]}, True),
+        ({"file": 1, "files": [2]}, False),
+        ({"files": [1, 1]}, False),
+        ({"file": 1, "password": ""}, False),
+        ({"file": 1, "expires_in": 60, "expires_at": "2030-01-01T00:00:00Z"}, False),
+        ({"file": 1, "colour": "red"}, False),
+    ],
+)
+def test_the_schema_says_what_a_new_share_needs(schema, body, valid):
+    # The rules ShareCreateSerializer.validate enforces, readable by a client
+    # from the schema alone: exactly one of file and files, each file once,
+    # a password that is not empty, one deadline, no unknown field.
+    share_create = schema["components"]["schemas"]["ShareCreateRequest"]
+    assert jsonschema.Draft4Validator(share_create).is_valid(body) is valid
+    body_of_create = schema["paths"]["/api/shares/"]["post"]["requestBody"]
+    assert body_of_create["required"] is True
