@@ -8,7 +8,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from collect.ending import close_request, delete_request
-from collect.models import ReceivedFile, UploadRequest, open_q
+from collect.models import ReceivedFile, UploadRequest, request_open_q
 from collect.serializers import (
     UploadRequestCreateSerializer,
     UploadRequestSerializer,
@@ -58,8 +58,8 @@ class UploadRequestViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, vie
         if state not in STATES:
             raise serializers.ValidationError({"state": f"Must be one of: {', '.join(STATES)}."})
         if state == "open":
-            return requests.filter(open_q(timezone.now()))
-        return requests.exclude(open_q(timezone.now()))
+            return requests.filter(request_open_q(timezone.now()))
+        return requests.exclude(request_open_q(timezone.now()))
 
     @extend_schema(
         summary="Create an upload request",
