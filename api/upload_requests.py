@@ -13,7 +13,7 @@ from api.upload_request_serializers import (
     UploadRequestUpdateSerializer,
 )
 from collect.ending import close_request, delete_request
-from collect.models import ReceivedFile, UploadRequest, open_q
+from collect.models import ReceivedFile, UploadRequest, request_open_q
 
 NOT_FOUND = OpenApiResponse(description="No such id among your own upload requests.")
 BAD_REQUEST = OpenApiResponse(description="Invalid input; the body names each offending field.")
@@ -58,8 +58,8 @@ class UploadRequestViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, vie
         if state not in STATES:
             raise serializers.ValidationError({"state": f"Must be one of: {', '.join(STATES)}."})
         if state == "open":
-            return requests.filter(open_q(timezone.now()))
-        return requests.exclude(open_q(timezone.now()))
+            return requests.filter(request_open_q(timezone.now()))
+        return requests.exclude(request_open_q(timezone.now()))
 
     @extend_schema(
         summary="Create an upload request",

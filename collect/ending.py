@@ -15,7 +15,7 @@ from functools import partial
 
 from django.db import transaction
 
-from collect.models import ReceivedFile, UploadRequest, open_q, unended_q
+from collect.models import ReceivedFile, UploadRequest, request_open_q, unended_q
 from collect.signals import request_ended
 from sharing.models.state import locked_now
 from uploads.models import Upload, remove_upload
@@ -53,7 +53,7 @@ def _end(upload_request_id: int, reason: str) -> bool:
             pk__in=ReceivedFile.objects.filter(request_id=upload_request_id).values("upload_id")
         )
         now = locked_now(made_here)
-        which = rows.due(now) if reason == UploadRequest.EndReason.EXPIRED else rows.filter(open_q(now))
+        which = rows.due(now) if reason == UploadRequest.EndReason.EXPIRED else rows.filter(request_open_q(now))
         if not which.update(ended_at=now, end_reason=reason):
             return False
         for upload in made_here:

@@ -44,7 +44,7 @@ def unended_q() -> Q:
     return Q(ended_at__isnull=True)
 
 
-def open_q(now) -> Q:
+def request_open_q(now) -> Q:
     """A request accepts uploads, chunks and finishes until its deadline, or
     until its owner ends it."""
     return unended_q() & Q(expires_at__gt=now)
@@ -61,7 +61,7 @@ class UploadRequestQuerySet(models.QuerySet):
     def due(self, now):
         """Requests past their deadline that nobody has ended yet: the
         expiry daemon ends them (collect.ending.end_if_due)."""
-        return self.filter(unended_q()).exclude(open_q(now))
+        return self.filter(unended_q()).exclude(request_open_q(now))
 
 
 class UploadRequest(models.Model):
@@ -125,7 +125,7 @@ class UploadRequest(models.Model):
         return upload_request
 
     def is_open(self, now) -> bool:
-        """open_q for this row (tests/test_collect_rules.py: they agree)."""
+        """request_open_q for this row (tests/test_collect_rules.py: they agree)."""
         return self.ended_at is None and self.expires_at > now
 
     def how_it_ended(self, now) -> tuple[str, datetime] | None:

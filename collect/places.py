@@ -16,7 +16,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from collect.models import ReceivedFile, UploadRequest, open_q, room_q
+from collect.models import ReceivedFile, UploadRequest, request_open_q, room_q
 from collect.signals import file_arriving, file_received
 from sharing.models.state import locked_now
 
@@ -41,7 +41,7 @@ def take_place(upload_request_id: int, upload_id: str | None, name: str, length:
     assert transaction.get_connection().in_atomic_block, "called inside the upload's transaction"
     rows = UploadRequest.objects.filter(pk=upload_request_id)
     now = locked_now(rows)
-    taken = rows.filter(open_q(now), room_q(length)).update(
+    taken = rows.filter(request_open_q(now), room_q(length)).update(
         files_taken=F("files_taken") + 1, bytes_taken=F("bytes_taken") + length
     )
     if not taken:

@@ -17,7 +17,7 @@ from rest_framework import status
 from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.permissions import AllowAny
 
-from collect.models import ReceivedFile, UploadRequest, open_q
+from collect.models import ReceivedFile, UploadRequest, request_open_q
 from collect.places import RequestEnded, RequestFull, take_place
 from collect.unlock import may_upload
 from sharing.models import quotas
@@ -51,7 +51,7 @@ class ThroughRequest:
             return super().owned(request, upload_id)
         except NotFound:
             # Its uploads went with it: say why, rather than that there never was one.
-            if not UploadRequest.objects.filter(open_q(timezone.now()), pk=self.upload_request.pk).exists():
+            if not UploadRequest.objects.filter(request_open_q(timezone.now()), pk=self.upload_request.pk).exists():
                 raise ended() from None
             raise
 

@@ -13,8 +13,9 @@ turned into statements, not which shares are due.
 - An id the database refuses outright is isolated by halving its batch and
   dropped, so it cannot hold the real shares batched with it hostage.
 
-The mixin uses the scheduler's store, clock, stats, heap helpers (pop_due,
-schedule, _record_batch, _reschedule_survivors) and its `_chunk`.
+Statements owns the chunk size and the statements; expire_burst asks the
+scheduler only through its public methods (pop_due, restore, record_batch,
+reschedule_survivors) and the real deadlines it keeps (RealDeadlines).
 """
 
 import logging
@@ -40,8 +41,40 @@ BURST_STEP = 50_000
 BAD_ENTRY_ERRORS = (OverflowError, ValueError, TypeError, DataError)
 
 
-class ChunkedExpiry:
-    def _expire_chunk(self, batch: list[int]) -> tuple[list[int], list[int], float]:
+class RealDeadlines:
+    """The real deadlines of shares scheduled for a re-check (RECHECK_DELAY
+    after the UPDATE skipped them: another transaction held their row), so
+    that lateness counts from the deadline, not from the re-check time."""
+
+    def __init__(self):
+        self._of: dict[int, float] = {}
+
+    def remember(self, share_id: int, expires_at: float) -> None:
+        self._of[share_id] = expires_at
+
+    def forget(self, share_id: int) -> None:
+        self._of.pop(share_id, None)
+
+    def clear(self) -> None:
+        self._of.clear()
+
+    def take(self, due: list[tuple[float, int]]) -> dict[int, float]:
+        """Each popped (expires_at, share_id)'s real deadline by id, forgotten here."""
+        pop = self._of.pop
+        return {share_id: pop(share_id, expires_at) for expires_at, share_id in due}
+
+
+class Statements:
+    """Expiry statements of adapted size: `size` ids a statement, so that
+    one takes about CHUNK_TARGET."""
+
+    def __init__(self, store, clock, stats):
+        self.store = store
+        self.clock = clock
+        self.stats = stats
+        self.size = FIRST_CHUNK
+
+    def expire(self, batch: list[int]) -> tuple[list[int], list[int], float]:
         """Expire one chunk in its own statement, stamped just before it
         runs; adapt the chunk size so a statement takes about CHUNK_TARGET.
         Return (expired, dropped, stamp)."""
@@ -51,56 +84,10 @@ class ChunkedExpiry:
         took = time.perf_counter() - started
         self.stats.worst_stamp_gap = max(self.stats.worst_stamp_gap, took)
         if took > CHUNK_TARGET:
-            self._chunk = max(MIN_CHUNK, int(len(batch) * CHUNK_TARGET / took))
-        elif len(batch) >= self._chunk and took < CHUNK_TARGET / 2:
-            self._chunk = min(self.store.max_batch, self._chunk * 3 // 2)
+            self.size = max(MIN_CHUNK, int(len(batch) * CHUNK_TARGET / took))
+        elif len(batch) >= self.size and took < CHUNK_TARGET / 2:
+            self.size = min(self.store.max_batch, self.size * 3 // 2)
         return expired, dropped, stamp
-
-    def _expire_burst(self, first_batch: list[tuple[float, int]]) -> int:
-        """Expire the shares due now straight from the database (SQLite):
-        read their ids through the expiry index, then expire them in chunks
-        of sorted ids, each chunk its own statement with its own stamp. The
-        database goes first: popping 100k heap entries takes ~0.1 s that no
-        share should wait for. Then drop the heap's due entries and
-        reschedule what the database left active (renewed or unshared)."""
-        start = self.clock()
-        try:
-            due_ids = self.store.due_ids(start, BURST_STEP)
-        except BaseException:
-            self._restore(first_batch)
-            raise
-        due = first_batch + self.pop_due(start)
-        deadline_of = {share_id: self._real_deadline.pop(share_id, expires_at) for expires_at, share_id in due}
-        expired_all: set[int] = set()
-        pending = sorted(due_ids)
-        try:
-            while pending:
-                batch = pending[: self._chunk]
-                expired, _dropped, stamp = self._expire_chunk(batch)
-                del pending[: len(batch)]
-                expired_all.update(expired)
-                self._record_batch(expired, deadline_of, stamp)
-        except BaseException:
-            self._restore([(deadline_of[i], i) for i in deadline_of.keys() - expired_all])
-            raise
-        left = deadline_of.keys() - expired_all
-        if len(due_ids) >= BURST_STEP:
-            # The read stopped at its limit: entries it did not reach are
-            # still due, and the next step takes them.
-            read = set(due_ids)
-            self._restore([(deadline_of[i], i) for i in left - read])
-            left &= read
-        # Left active although due when popped: renewed or unshared meanwhile.
-        changed = left
-        if changed:
-            self._reschedule_survivors(changed, self.clock())
-        return len(expired_all)
-
-    def _restore(self, entries: list[tuple[float, int]]) -> None:
-        """Put popped entries back after a failure: no share is lost."""
-        for expires_at, share_id in entries:
-            if share_id not in self._scheduled:
-                self.schedule(share_id, expires_at)
 
     def _expire_batch(self, batch: list[int], stamp: float) -> tuple[list[int], list[int]]:
         """Expire `batch`; return (expired ids, ids dropped as impossible).
@@ -119,3 +106,45 @@ class ChunkedExpiry:
         first_expired, first_dropped = self._expire_batch(batch[:half], stamp)
         rest_expired, rest_dropped = self._expire_batch(batch[half:], stamp)
         return first_expired + rest_expired, first_dropped + rest_dropped
+
+
+def expire_burst(scheduler, first_batch: list[tuple[float, int]]) -> int:
+    """Expire the shares due now straight from the database (SQLite):
+    read their ids through the expiry index, then expire them in chunks
+    of sorted ids, each chunk its own statement with its own stamp. The
+    database goes first: popping 100k heap entries takes ~0.1 s that no
+    share should wait for. Then drop the heap's due entries and
+    reschedule what the database left active (renewed or unshared)."""
+    start = scheduler.clock()
+    try:
+        due_ids = scheduler.store.due_ids(start, BURST_STEP)
+    except BaseException:
+        scheduler.restore(first_batch)
+        raise
+    due = first_batch + scheduler.pop_due(start)
+    deadline_of = scheduler.real_deadlines.take(due)
+    statements = scheduler.statements
+    expired_all: set[int] = set()
+    pending = sorted(due_ids)
+    try:
+        while pending:
+            batch = pending[: statements.size]
+            expired, _dropped, stamp = statements.expire(batch)
+            del pending[: len(batch)]
+            expired_all.update(expired)
+            scheduler.record_batch(expired, deadline_of, stamp)
+    except BaseException:
+        scheduler.restore([(deadline_of[i], i) for i in deadline_of.keys() - expired_all])
+        raise
+    left = deadline_of.keys() - expired_all
+    if len(due_ids) >= BURST_STEP:
+        # The read stopped at its limit: entries it did not reach are
+        # still due, and the next step takes them.
+        read = set(due_ids)
+        scheduler.restore([(deadline_of[i], i) for i in left - read])
+        left &= read
+    # Left active although due when popped: renewed or unshared meanwhile.
+    changed = left
+    if changed:
+        scheduler.reschedule_survivors(changed, scheduler.clock())
+    return len(expired_all)

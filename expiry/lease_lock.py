@@ -158,7 +158,7 @@ class LockLease:
             self._waiter = LockWaiter(self)
             self._waiter.start()
 
-    def _adopt(self, waiter: "LockWaiter", fd: int) -> bool:
+    def adopt(self, waiter: "LockWaiter", fd: int) -> bool:
         """The waiter's descriptor now holds the lock: make it ours, unless
         the waiter was dismissed meanwhile (the caller then closes it)."""
         with self._mutex:
@@ -172,6 +172,12 @@ class LockLease:
             self.on_taken()
         return True
 
+    def waiter_failed(self, waiter: "LockWaiter") -> None:
+        """The waiter could not wait for the lock: the next look starts another."""
+        with self._mutex:
+            if self._waiter is waiter:
+                self._waiter = None
+
     def _record(self) -> None:
         """Name this daemon in the row, once per taking of the lock."""
         rows = Lease.objects.using(self.using).filter(name=self.name)
@@ -184,7 +190,9 @@ class LockLease:
                     rows.update(owner=self.owner, expires_at=HELD_UNTIL)
         self._recorded = True
 
-    def _forget_in_child(self) -> None:
+    def forget_in_child(self) -> None:
+        """In a forked child: close this process's copy of the held descriptor
+        without unlocking it (the lock is the parent's)."""
         self._mutex = threading.Lock()  # a thread that held it was not forked
         fd, self._fd, self._waiter, self._recorded = self._fd, None, None, False
         _close_copy(fd)
@@ -209,11 +217,9 @@ class LockWaiter(threading.Thread):
         except OSError:
             logger.warning("cannot wait for the lease lock on %s", self.lease.path, exc_info=True)
             self._close()
-            with self.lease._mutex:
-                if self.lease._waiter is self:
-                    self.lease._waiter = None  # the next look starts another
+            self.lease.waiter_failed(self)
             return
-        if not self.lease._adopt(self, self.fd):
+        if not self.lease.adopt(self, self.fd):
             self._close()
 
     def _close(self) -> None:
@@ -244,7 +250,7 @@ def _forget_locks_in_child() -> None:
         fd, waiter.fd = waiter.fd, None
         _close_copy(fd)
     for lease in list(_leases):
-        lease._forget_in_child()
+        lease.forget_in_child()
     _no_fork.release()  # held by the thread that forked, the only one here
 
 

@@ -26,16 +26,16 @@ WRONG_PASSWORDS_BY_LINK = RateLimit("link-password", limit=200, window=600)
 WRONG_PASSWORDS_BY_ADDRESS = RateLimit("link-password-address", limit=30, window=600)
 
 # Public-link requests are counted up to this many at once per worker
-# (ratelimit.claims): one shared write per request was a seventh of a hot
+# (ratelimit.ahead): one shared write per request was a seventh of a hot
 # link's CPU. Password attempts are counted one by one (they are refunded).
-LINK_CLAIM = 32
+LINK_AHEAD = 32
 
 
 def request_allowed(request) -> tuple[bool, int]:
     """Count one public-link request of the client; return (allowed, retry_after)."""
     # Generous (LINK_RATE_LIMIT a minute): a browser resuming a big download
     # makes a request per resume.
-    by_address = RateLimit("link-address", limit=settings.LINK_RATE_LIMIT, window=60, claim=LINK_CLAIM)
+    by_address = RateLimit("link-address", limit=settings.LINK_RATE_LIMIT, window=60, ahead=LINK_AHEAD)
     try:
         decision = by_address.hit(client_address(request))
     except CountersUnavailable:

@@ -23,7 +23,7 @@ from django.conf import settings
 from django.core.cache import caches
 from redis.exceptions import RedisError
 
-from ratelimit.claims import Claims
+from ratelimit.ahead import CountedAhead
 from sqlite_writers.group_commit import GroupCommit
 from sqlite_writers.queue import WriterQueue
 
@@ -50,7 +50,7 @@ def reachable(method):
 class RedisCounters:
     def __init__(self, alias: str = "default"):
         self.cache = caches[alias]
-        self.claims = Claims()
+        self.ahead = CountedAhead()
 
     def incr(self, key: str, ttl: float, amount: int = 1) -> int:
         self.cache.add(key, 0, timeout=ttl)
@@ -93,7 +93,7 @@ class SqliteCounters:
         self.local = threading.local()
         self.increments = 0
         self.batches = GroupCommit(self._increment_batch)
-        self.claims = Claims()
+        self.ahead = CountedAhead()
 
     def _connection(self) -> sqlite3.Connection:
         conn = getattr(self.local, "conn", None)

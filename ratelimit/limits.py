@@ -7,9 +7,9 @@ comes first and deciding second: a hit increments its bucket atomically,
 then reads the total, and a refused hit is taken back. Of many hits at
 once, each sees every hit counted before it, so no more than `limit` are
 ever allowed within W seconds, whatever the number of workers or nodes
-(see ratelimit.counters for the atomic part). A limit with a `claim`
+(see ratelimit.counters for the atomic part). A limit with `ahead` > 1
 counts several hits of a client at once and allows them from this
-process's lease (ratelimit.claims), under the same promise.
+process's allowance (ratelimit.ahead), under the same promise.
 """
 
 import functools
@@ -36,17 +36,17 @@ class Decision:
 
 
 class RateLimit:
-    """`claim`: how many hits of a client one increment may count ahead for
-    this process to allow by itself (ratelimit.claims); 1 counts each hit as
+    """`ahead`: how many hits of a client one increment may count ahead for
+    this process to allow by itself (ratelimit.ahead); 1 counts each hit as
     it comes, as limits guarding secrets must (a refund undoes one hit)."""
 
-    def __init__(self, scope: str, *, limit: int, window: float, claim: int = 1):
-        if limit < 1 or window <= 0 or claim < 1:
-            raise ValueError(f"{scope}: limit, window and claim must be positive")
+    def __init__(self, scope: str, *, limit: int, window: float, ahead: int = 1):
+        if limit < 1 or window <= 0 or ahead < 1:
+            raise ValueError(f"{scope}: limit, window and ahead must be positive")
         self.scope = scope
         self.limit = limit
         self.window = window
-        self.claim = claim
+        self.ahead = ahead
         self.bucket = window / BUCKETS
         # A bucket is incremented for `bucket` seconds and read for `window`
         # more: it must outlive both.
@@ -68,34 +68,36 @@ class RateLimit:
         counters = shared_counters()
         now = time.time()
         key, current = self._current_key(ident, now)
-        leased = self._leased(counters, current, key)
-        if leased is not None:
-            return leased
+        allowed = self._allowed_ahead(counters, current, key)
+        if allowed is not None:
+            return allowed
         older = _earlier_keys(key, current)
         amount = 1
-        if self.claim > 1:
-            amount = counters.claims.size(self.scope, current, key, limit=self.limit, most=self.claim)
+        if self.ahead > 1:
+            amount = counters.ahead.size(self.scope, current, key, limit=self.limit, most=self.ahead)
         mine = counters.incr(key, self.ttl, amount)
         earlier = counters.values(older)
         total = mine + sum(earlier.values())
         # Of the hits just counted, those the window holds are allowed: this
-        # one now, the rest later from the lease; the others are taken back.
+        # one now, the rest later from the allowance; the others are taken back.
         fits = min(amount, self.limit - (total - amount))
         if fits < amount:
             counters.decr(key, amount - max(0, fits))
         if fits >= 1:
             total -= amount - fits
-            if self.claim > 1:
-                counters.claims.keep(self.scope, current, key, unused=fits - 1, total=total)
+            if self.ahead > 1:
+                counters.ahead.keep(self.scope, current, key, unused=fits - 1, total=total)
             return Decision(True, 0, self.limit - total)
-        # Refused, unless another thread kept a claim meanwhile.
-        return self._leased(counters, current, key) or Decision(False, self._retry_after(earlier, current, now), 0)
+        # Refused, unless another thread kept an allowance meanwhile.
+        return self._allowed_ahead(counters, current, key) or Decision(
+            False, self._retry_after(earlier, current, now), 0
+        )
 
-    def _leased(self, counters, current: int, key: str) -> Decision | None:
-        """A hit allowed from this process's lease on `key`, or None."""
-        if self.claim == 1:
+    def _allowed_ahead(self, counters, current: int, key: str) -> Decision | None:
+        """A hit allowed from this process's allowance on `key`, or None."""
+        if self.ahead == 1:
             return None
-        total = counters.claims.use(self.scope, current, key)
+        total = counters.ahead.use(self.scope, current, key)
         return None if total is None else Decision(True, 0, max(0, self.limit - total))
 
     @reachable

@@ -225,11 +225,11 @@ class ShareAdmin(ShareHistoryMixin, admin.ModelAdmin):
         is expires_at. A plain save would write back every column of the copy
         loaded with the form, undoing an expiry or unshare committed since.
         """
-        obj._expiry_refused = False
+        request.share_expiry_refused = False  # read by log_change and response_change below
         if not change or "expires_at" not in form.changed_data:
             return
         if not obj.set_expiry(form.cleaned_data["expires_at"]):
-            obj._expiry_refused = True
+            request.share_expiry_refused = True
             self.message_user(
                 request,
                 "The share ended before the new expiry could be saved; nothing was changed.",
@@ -237,12 +237,12 @@ class ShareAdmin(ShareHistoryMixin, admin.ModelAdmin):
             )
 
     def log_change(self, request, obj, message):
-        if getattr(obj, "_expiry_refused", False):
+        if getattr(request, "share_expiry_refused", False):
             return None
         return super().log_change(request, obj, message)
 
     def response_change(self, request, obj):
-        if getattr(obj, "_expiry_refused", False):
+        if getattr(request, "share_expiry_refused", False):
             return HttpResponseRedirect(request.path)
         return super().response_change(request, obj)
 

@@ -75,7 +75,7 @@ class PartialObject:
         whole = length // PART_SIZE
         count = whole + 1 if tail or whole == 0 else whole
         if count > whole:
-            self._send(upload_id, count, tail)
+            self.send_part(upload_id, count, tail)
         etags = {}
         for page in self.client.get_paginator("list_parts").paginate(
             Bucket=self.bucket, Key=self.key, UploadId=upload_id
@@ -91,7 +91,7 @@ class PartialObject:
         )
 
     @reachable
-    def _send(self, upload_id: str, number: int, data: bytes) -> None:
+    def send_part(self, upload_id: str, number: int, data: bytes) -> None:
         self.client.upload_part(Bucket=self.bucket, Key=self.key, UploadId=upload_id, PartNumber=number, Body=data)
 
     @reachable
@@ -120,7 +120,7 @@ class Appender:
     def write(self, data: bytes) -> None:
         self.buffer += data
         while len(self.buffer) >= PART_SIZE:
-            self.partial._send(self.upload_id, self.base // PART_SIZE + 1, bytes(self.buffer[:PART_SIZE]))
+            self.partial.send_part(self.upload_id, self.base // PART_SIZE + 1, bytes(self.buffer[:PART_SIZE]))
             self.base += PART_SIZE
             del self.buffer[:PART_SIZE]
 

@@ -527,7 +527,7 @@ def test_a_file_that_shrinks_while_read_raises():
     class Shrinking(io.BytesIO):
         def seek(self, offset, whence=io.SEEK_SET):
             if whence == io.SEEK_END:
-                return 100  # claims the declared size, then runs dry
+                return 100  # promises the declared size, then runs dry
             return super().seek(offset, whence)
 
     entry = ArchiveEntry("s.bin", 100, 0, WHEN, lambda: Shrinking(b"x" * 40))

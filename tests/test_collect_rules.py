@@ -1,4 +1,4 @@
-"""An upload request's rules, as the database asks them (open_q, due,
+"""An upload request's rules, as the database asks them (request_open_q, due,
 room_q) and as a row in hand does (UploadRequest.is_open), agree: around
 the deadline, for ended requests, and at the edges of the limits."""
 
@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from collect.models import UploadRequest, open_q, room_q
+from collect.models import UploadRequest, request_open_q, room_q
 
 pytestmark = pytest.mark.django_db
 
@@ -20,7 +20,7 @@ def new_request(owner, **fields) -> UploadRequest:
 def test_open_in_python_and_in_the_database_agree_around_the_deadline(alice, offset):
     upload_request = new_request(alice)
     now = upload_request.expires_at + offset
-    open_in_database = UploadRequest.objects.filter(open_q(now)).exists()
+    open_in_database = UploadRequest.objects.filter(request_open_q(now)).exists()
     assert upload_request.is_open(now) is open_in_database
     assert UploadRequest.objects.due(now).exists() is not open_in_database  # nobody ended it
     assert open_in_database is (offset < timedelta(0))  # at the deadline it is over
@@ -35,7 +35,7 @@ def test_an_ended_request_is_closed_both_ways_and_never_due(alice, reason, offse
     upload_request.refresh_from_db()
     now = upload_request.expires_at + offset
     assert upload_request.is_open(now) is False
-    assert not UploadRequest.objects.filter(open_q(now)).exists()
+    assert not UploadRequest.objects.filter(request_open_q(now)).exists()
     assert not UploadRequest.objects.due(now).exists()  # the daemon has nothing left to end
 
 

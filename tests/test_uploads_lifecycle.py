@@ -27,7 +27,7 @@ from tests.test_uploads_support import (
 from uploads import endpoints, writing
 from uploads.finishing import finish
 from uploads.models import Upload, partial_path, remove_upload
-from uploads.writing import WRITE_LEASE, claim
+from uploads.writing import CLAIM_TTL, claim
 
 pytestmark = pytest.mark.django_db
 
@@ -203,7 +203,7 @@ def test_a_live_claim_makes_others_wait_and_a_lapsed_one_is_taken_over(alice_cli
         response = patch(alice_client, path, 0, b"0123")
         assert response.status_code == 409
         assert response.json()["detail"].startswith("Another request is writing to this upload")
-        clock.tick(WRITE_LEASE + timedelta(seconds=1))  # the claimer died
+        clock.tick(CLAIM_TTL + timedelta(seconds=1))  # the claimer died
         assert patch(alice_client, path, 0, b"0123").status_code == 204
     assert Upload.objects.get().writer is None
 

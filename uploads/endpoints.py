@@ -30,7 +30,7 @@ from uploads.finishing import BytesMissing, finish
 from uploads.models import Upload, create_partial_file, discard_partial_file, expires_after, remove_upload
 from uploads.protocol import TusError
 from uploads.signals import upload_created
-from uploads.writing import LeaseLost, claim, commit, receive
+from uploads.writing import ClaimLost, claim, commit, receive
 
 
 class JSONOnly(BaseContentNegotiation):
@@ -90,35 +90,35 @@ class TusView(APIView):
     def append(self, request, upload: Upload, offset: int, size: int, checksum) -> Upload:
         """Append the body at `offset` (see uploads.writing); finish the
         upload when that completes it. Return the upload as it is after."""
-        lease = claim(upload.pk, upload.owner_id, offset)
-        if lease is None:
+        write_claim = claim(upload.pk, upload.owner_id, offset)
+        if write_claim is None:
             raise self.refusal(request, upload.pk, offset)
         try:
-            got = receive(request._request, lease, offset, size, checksum)
+            got = receive(request._request, write_claim, offset, size, checksum)
         except FileNotFoundError:  # terminated meanwhile (404), or its bytes lost (410)
-            lease.release()
+            write_claim.release()
             self.owned(request, upload.pk)
             raise bytes_gone() from None
-        except LeaseLost:
+        except ClaimLost:
             raise TusError(
                 status.HTTP_409_CONFLICT,
                 "This request was too slow and another one took over the upload: ask for its offset with HEAD.",
             ) from None
         except BaseException:
-            lease.release()
+            write_claim.release()
             raise
         kept = got.written if got.checksum_ok else 0
-        if not commit(lease, offset, kept, upload.length):
+        if not commit(write_claim, offset, kept, upload.length):
             raise self.refusal(request, upload.pk, offset + kept)
         if offset + kept == upload.length:
-            self.finish(request, upload.pk, lease)
+            self.finish(request, upload.pk, write_claim)
         if not got.checksum_ok and got.whole:
             raise protocol.checksum_mismatch(checksum[0])
         return self.owned(request, upload.pk)
 
-    def finish(self, request, upload_id: str, lease) -> None:
+    def finish(self, request, upload_id: str, write_claim) -> None:
         try:
-            finish(Upload.objects.select_related("owner").get(pk=upload_id), lease)
+            finish(Upload.objects.select_related("owner").get(pk=upload_id), write_claim)
         except (BytesMissing, Upload.DoesNotExist):
             raise bytes_gone() from None
         if not Upload.objects.filter(pk=upload_id, finished_at__isnull=False).exists():
@@ -273,9 +273,9 @@ class UploadView(TusView):
         if upload.offset == upload.length and not upload.finished:
             # Complete but not finished: its finisher died. Finish it here
             # (unless one is at it now), or the client would never learn the file.
-            lease = claim(upload.pk, upload.owner_id, upload.length)
-            if lease is not None:
-                self.finish(request, upload.pk, lease)
+            write_claim = claim(upload.pk, upload.owner_id, upload.length)
+            if write_claim is not None:
+                self.finish(request, upload.pk, write_claim)
                 upload = self.owned(request, upload_id)
         headers = {**self.progress_headers(upload), "Upload-Length": str(upload.length), "Cache-Control": "no-store"}
         if upload.metadata:

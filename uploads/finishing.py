@@ -24,9 +24,9 @@ from sharing.models.state import locked_now
 from storage import store
 from storage.stored import Digests, new_name
 from storage.upload_handlers import StoredUpload
-from uploads.models import Upload, discard_partial_file, open_q, partial_object, partial_path, renewed_deadline
+from uploads.models import Upload, discard_partial_file, partial_object, partial_path, renewed_deadline, upload_open_q
 from uploads.signals import upload_finished
-from uploads.writing import Lease
+from uploads.writing import WriteClaim
 
 
 class PartialBytes(File):
@@ -34,15 +34,15 @@ class PartialBytes(File):
     and type, and the claim kept alive while a big file is read (twice:
     once for the digests, once into storage)."""
 
-    def __init__(self, handle, upload: Upload, lease: Lease):
+    def __init__(self, handle, upload: Upload, write_claim: WriteClaim):
         super().__init__(handle, name=upload.filename)
         # Empty: create_from_upload guesses the type from the name.
         self.content_type = upload.content_type
-        self.lease = lease
+        self.write_claim = write_claim
 
     def chunks(self, chunk_size=None):
         for chunk in super().chunks(chunk_size):
-            self.lease.keep()
+            self.write_claim.keep()
             yield chunk
 
 
@@ -53,8 +53,8 @@ class LinkedPartialBytes(PartialBytes):
     file keeps its own name until the row commits, so an upload whose file
     was not stored in the end can still be finished."""
 
-    def __init__(self, handle, upload: Upload, lease: Lease, link: str):
-        super().__init__(handle, upload, lease)
+    def __init__(self, handle, upload: Upload, write_claim: WriteClaim, link: str):
+        super().__init__(handle, upload, write_claim)
         self.link = link
 
     def temporary_file_path(self) -> str:
@@ -62,7 +62,7 @@ class LinkedPartialBytes(PartialBytes):
         return self.link
 
 
-def partial_bytes(handle, upload: Upload, lease: Lease) -> PartialBytes:
+def partial_bytes(handle, upload: Upload, write_claim: WriteClaim) -> PartialBytes:
     """The partial file as the storage should take it: by a hard link when
     the file system allows one (the same one as the storage's), else copied."""
     link = f"{partial_path(upload.pk)}.store"
@@ -71,22 +71,22 @@ def partial_bytes(handle, upload: Upload, lease: Lease) -> PartialBytes:
     try:
         os.link(partial_path(upload.pk), link)
     except OSError:
-        return PartialBytes(handle, upload, lease)
-    return LinkedPartialBytes(handle, upload, lease, link)
+        return PartialBytes(handle, upload, write_claim)
+    return LinkedPartialBytes(handle, upload, write_claim, link)
 
 
 class BytesMissing(Exception):
     """The partial file is shorter than the offset says (removed, or lost)."""
 
 
-def finish(upload: Upload, lease: Lease) -> StoredFile | None:
+def finish(upload: Upload, write_claim: WriteClaim) -> StoredFile | None:
     """Store the complete upload as a file of its owner's and mark it
     finished; None when another request finished it first (or it was
-    removed meanwhile). The caller holds `lease`; it is released either way."""
+    removed meanwhile). The caller holds `write_claim`; it is released either way."""
     try:
         in_bucket = partial_object(upload.pk)
         if in_bucket is not None:
-            stored = _store_from_bucket(upload, lease, in_bucket)
+            stored = _store_from_bucket(upload, write_claim, in_bucket)
             discard_partial_file(upload.pk)
             return stored
         path = partial_path(upload.pk)
@@ -96,14 +96,14 @@ def finish(upload: Upload, lease: Lease) -> StoredFile | None:
                     raise BytesMissing
                 # Bytes past the end can only be a discarded chunk's: never stored.
                 handle.truncate(upload.length)
-                content = partial_bytes(handle, upload, lease)
+                content = partial_bytes(handle, upload, write_claim)
                 try:
                     stored = StoredFile.create_from_upload(
                         owner=upload.owner,
                         upload=content,
                         delete_when_unshared=upload.delete_when_unshared,
                         reserved=upload.length,  # set aside when the upload was created
-                        still_wanted=partial(mark_finished, lease),
+                        still_wanted=partial(mark_finished, write_claim),
                     )
                 finally:
                     if isinstance(content, LinkedPartialBytes):  # not taken by the storage
@@ -112,16 +112,16 @@ def finish(upload: Upload, lease: Lease) -> StoredFile | None:
         except FileNotFoundError:
             raise BytesMissing from None
     except Superseded:
-        lease.release()
+        write_claim.release()
         return None
     except BaseException:
-        lease.release()
+        write_claim.release()
         raise
     discard_partial_file(upload.pk)
     return stored
 
 
-def _store_from_bucket(upload: Upload, lease: Lease, in_bucket) -> StoredFile:
+def _store_from_bucket(upload: Upload, write_claim: WriteClaim, in_bucket) -> StoredFile:
     """finish() for a bucket: join the parts into one object, copy it (in
     the bucket) under a new file's name, read it once for the digests, and
     let create_from_upload adopt it. The copy is this finisher's own: one
@@ -138,7 +138,7 @@ def _store_from_bucket(upload: Upload, lease: Lease, in_bucket) -> StoredFile:
     digests = Digests()
     with storage.open(name, "rb") as handle:
         for chunk in handle.chunks(1024 * 1024):
-            lease.keep()
+            write_claim.keep()
             digests.update(chunk)
     if digests.size != upload.length:
         storage.delete(name)
@@ -156,22 +156,22 @@ def _store_from_bucket(upload: Upload, lease: Lease, in_bucket) -> StoredFile:
         upload=content,
         delete_when_unshared=upload.delete_when_unshared,
         reserved=upload.length,
-        still_wanted=partial(mark_finished, lease),
+        still_wanted=partial(mark_finished, write_claim),
     )
 
 
-def mark_finished(lease: Lease, stored: StoredFile) -> bool:
+def mark_finished(write_claim: WriteClaim, stored: StoredFile) -> bool:
     """In the transaction that stores the file: the upload is finished with
     it, if this request still holds the claim, nobody finished it first and
     its deadline has not passed (by the time read once its row is locked: an
     upload request's uploads end with the request). Otherwise the file is
     not stored at all (never listed, never counted)."""
-    now = locked_now(lease.mine())
+    now = locked_now(write_claim.mine())
     finished = (
-        lease.mine()
-        .filter(open_q(now), finished_at__isnull=True)
+        write_claim.mine()
+        .filter(upload_open_q(now), finished_at__isnull=True)
         .update(finished_at=now, file=stored, writer=None, writing_until=None, expires_at=renewed_deadline(now))
     )
     if finished:
-        upload_finished.send(sender=Upload, upload_id=lease.upload_id, file=stored)
+        upload_finished.send(sender=Upload, upload_id=write_claim.upload_id, file=stored)
     return bool(finished)

@@ -31,7 +31,7 @@ from uploads.signals import upload_removed, upload_removing
 ID_BYTES = 16
 ID_LENGTH = 22
 ID_PATTERN = r"[A-Za-z0-9_-]{22}"
-# Bytes of the writer's claim token (uploads.writing.Lease).
+# Bytes of the writer's claim token (uploads.writing.WriteClaim).
 WRITER_LENGTH = 22
 
 
@@ -98,7 +98,7 @@ def discard_partial_file(upload_id: str) -> None:
 # and as a method of Upload for a row in hand) and asked everywhere else.
 
 
-def open_q(now) -> Q:
+def upload_open_q(now) -> Q:
     """An upload takes chunks (and answers HEAD) until its deadline."""
     return Q(expires_at__gt=now)
 
@@ -114,7 +114,7 @@ class UploadQuerySet(models.QuerySet):
         request is writing to: the expiry daemon removes them with
         remove_upload. Once the deadline has passed no request can claim an
         upload any more (uploads.writing), so the set only grows."""
-        return self.filter(unclaimed_q(now)).exclude(open_q(now))
+        return self.filter(unclaimed_q(now)).exclude(upload_open_q(now))
 
 
 class Upload(models.Model):
@@ -177,7 +177,7 @@ class Upload(models.Model):
         return self.finished_at is not None
 
     def is_open(self, now) -> bool:
-        """open_q for this row (tests/test_uploads_rules.py: they agree)."""
+        """upload_open_q for this row (tests/test_uploads_rules.py: they agree)."""
         return self.expires_at > now
 
 

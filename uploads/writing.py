@@ -11,9 +11,9 @@ each piece at its place in the partial file with os.pwrite, and finally
 moves the offset with another UPDATE that matches only while its token is
 still there.
 
-A claim lasts WRITE_LEASE and is renewed (one UPDATE) whenever half of it
+A claim lasts CLAIM_TTL and is renewed (one UPDATE) whenever half of it
 has gone by, before the next piece is written: a request that stalls longer
-than the lease may be taken over, and then its renewal fails and it writes
+than that may be taken over, and then its renewal fails and it writes
 nothing more, so two requests never write the same bytes. The same claim
 covers the finish (uploads.finishing), so a crashed finisher's upload is
 finished by the next request that finds its claim lapsed.
@@ -33,24 +33,24 @@ from storage.writeback import Writeback
 from uploads.models import (
     WRITER_LENGTH,
     Upload,
-    open_q,
     partial_object,
     partial_path,
     renewed_deadline,
     unclaimed_q,
+    upload_open_q,
 )
 
-WRITE_LEASE = timedelta(seconds=60)
+CLAIM_TTL = timedelta(seconds=60)
 # How much of the body is in memory at once.
 READ_SIZE = 256 * 1024
 
 
-class LeaseLost(Exception):
+class ClaimLost(Exception):
     """Another request took the upload over (or it was removed) while this
     one held it: this one must write nothing more."""
 
 
-class Lease:
+class WriteClaim:
     """The right to write to one upload, held by a token in its row."""
 
     def __init__(self, upload_id: str, token: str):
@@ -62,19 +62,19 @@ class Lease:
         return Upload.objects.filter(pk=self.upload_id, writer=self.token)
 
     def keep(self) -> None:
-        """Renew the claim if half of it has gone by; raise LeaseLost if it
+        """Renew the claim if half of it has gone by; raise ClaimLost if it
         is no longer this request's."""
-        if time.monotonic() - self.renewed < WRITE_LEASE.total_seconds() / 2:
+        if time.monotonic() - self.renewed < CLAIM_TTL.total_seconds() / 2:
             return
-        if not self.mine().update(writing_until=timezone.now() + WRITE_LEASE):
-            raise LeaseLost
+        if not self.mine().update(writing_until=timezone.now() + CLAIM_TTL):
+            raise ClaimLost
         self.renewed = time.monotonic()
 
     def release(self) -> None:
         self.mine().update(writer=None, writing_until=None)
 
 
-def claim(upload_id: str, owner, offset: int, now=None) -> Lease | None:
+def claim(upload_id: str, owner, offset: int, now=None) -> WriteClaim | None:
     """Take the right to write at `offset`, or None when the offset is not
     the upload's, it is finished, past its deadline, gone, or being written.
 
@@ -86,11 +86,11 @@ def claim(upload_id: str, owner, offset: int, now=None) -> Lease | None:
         locked = locked_now(Upload.objects.filter(pk=upload_id))
         now = locked if now is None else now
         taken = (
-            Upload.objects.filter(open_q(now), unclaimed_q(now), pk=upload_id, owner=owner, offset=offset)
+            Upload.objects.filter(upload_open_q(now), unclaimed_q(now), pk=upload_id, owner=owner, offset=offset)
             .filter(finished_at__isnull=True)
-            .update(writer=token, writing_until=now + WRITE_LEASE)
+            .update(writer=token, writing_until=now + CLAIM_TTL)
         )
-    return Lease(upload_id, token) if taken else None
+    return WriteClaim(upload_id, token) if taken else None
 
 
 class Received:
@@ -108,8 +108,8 @@ class Body:
     bytes: the claim renewed before each piece is written, the checksum
     fed as they pass, what was read counted."""
 
-    def __init__(self, stream, lease: Lease, size: int, checksum):
-        self.stream, self.lease, self.checksum = stream, lease, checksum
+    def __init__(self, stream, write_claim: WriteClaim, size: int, checksum):
+        self.stream, self.write_claim, self.checksum = stream, write_claim, checksum
         self.remaining = size
 
     def __iter__(self):
@@ -120,7 +120,7 @@ class Body:
                 return  # the client went away
             if not piece:
                 return
-            self.lease.keep()
+            self.write_claim.keep()
             self.remaining -= len(piece)
             if self.checksum is not None:
                 self.checksum[1].update(piece)
@@ -133,17 +133,17 @@ class Body:
         return Received(written, whole, checksum_ok)
 
 
-def receive(stream, lease: Lease, start: int, size: int, checksum) -> Received:
+def receive(stream, write_claim: WriteClaim, start: int, size: int, checksum) -> Received:
     """Write up to `size` bytes of `stream` at `start` in the partial file.
 
     A client that goes away mid-body leaves what arrived (tus: the server
     keeps it); the caller decides whether to keep it (not when a checksum
     was sent: a partial body cannot be checked)."""
-    body = Body(stream, lease, size, checksum)
-    in_bucket = partial_object(lease.upload_id)
+    body = Body(stream, write_claim, size, checksum)
+    in_bucket = partial_object(write_claim.upload_id)
     if in_bucket is not None:
         return _receive_into_bucket(body, in_bucket.appender(start))
-    fd = os.open(partial_path(lease.upload_id), os.O_WRONLY)
+    fd = os.open(partial_path(write_claim.upload_id), os.O_WRONLY)
     position = start
     writeback = Writeback(fd, start)  # so the closing sync has little left to do
     try:
@@ -175,7 +175,7 @@ def _receive_into_bucket(body: Body, appender) -> Received:
     return received
 
 
-def commit(lease: Lease, start: int, kept: int, length: int) -> bool:
+def commit(write_claim: WriteClaim, start: int, kept: int, length: int) -> bool:
     """Move the offset past the `kept` bytes and let the upload go, or keep
     the claim for the finish when they complete it. False when the claim was
     lost (another request or the upload's removal came first)."""
@@ -186,9 +186,9 @@ def commit(lease: Lease, start: int, kept: int, length: int) -> bool:
     if start + kept < length:
         changes.update(writer=None, writing_until=None)
     else:
-        changes["writing_until"] = now + WRITE_LEASE
-    moved = bool(lease.mine().filter(offset=start).update(**changes))
-    in_bucket = partial_object(lease.upload_id)
+        changes["writing_until"] = now + CLAIM_TTL
+    moved = bool(write_claim.mine().filter(offset=start).update(**changes))
+    in_bucket = partial_object(write_claim.upload_id)
     if moved and kept and in_bucket is not None:
         in_bucket.drop_tail(start)  # the offset is past it: no request reads it again
     return moved

@@ -25,6 +25,7 @@ An empty file still costs one unit per response (COPY of 0 bytes is 1), so
 its limit counts responses.
 """
 
+from django.core.exceptions import ValidationError
 from django.db.models import F, Q, Value
 from django.db.models.functions import Greatest
 
@@ -90,3 +91,26 @@ def budget_left_after(new_limit: int | None, used: int, size: int) -> int | None
     link already sent more than the new limit allows."""
     budget = byte_budget(new_limit, size)
     return None if budget is None else budget - used
+
+
+def left_after_new_limit(max_downloads: int | None, before: dict) -> int | None:
+    """bytes_left for a new download limit of a share whose columns were
+    `before` (max_downloads, bytes_left, download_count, size): its budget
+    less what the link already used. Raise ValidationError when it already
+    sent more than the new limit allows."""
+    size = before["size"]
+    used = bytes_used(
+        max_downloads=before["max_downloads"],
+        bytes_left=before["bytes_left"],
+        download_count=before["download_count"],
+        size=size,
+    )
+    left = budget_left_after(max_downloads, used, size)
+    if left is not None and left < 0:
+        raise ValidationError(
+            {
+                "max_downloads": f"{used / copy_bytes(size):g} downloads' worth ({used} bytes) were "
+                "already sent; the limit cannot be lower."
+            }
+        )
+    return left

@@ -29,8 +29,10 @@ never deadlocks with downloads or with another fold. The statements are
 written out rather than built by the ORM: building them cost more CPU than
 running them, on the path every public download takes.
 
-This layer sits below Share (DownloadCounting is one of its bases): it asks
-sharing.models.state for the rule and reaches the share as `type(self)`.
+This layer sits below Share: Share.reserve_bytes and count_download hand
+their work to a DownloadCounter given the share, which asks
+sharing.models.state for the rule and reaches the share's table through
+the share's own model.
 """
 
 import logging
@@ -49,7 +51,7 @@ from sharing.models.quick_downloads import Download, Outcome, QuickDownload, sen
 from sharing.models.state import EndReason, Status, locked_now, sendable_sql, servable_sql
 from sharing.signals import share_downloaded, share_ended
 
-__all__ = ["Download", "DownloadCounting", "Reservation", "Sending", "any_pending", "fold_locked", "pending_downloads"]
+__all__ = ["Download", "DownloadCounter", "Reservation", "Sending", "any_pending", "fold_locked", "pending_downloads"]
 
 # _send_unlimited's answer when the share turns out to need the exact path.
 _NOT_UNLIMITED = object()
@@ -163,10 +165,15 @@ def settle_locked(share_model, share_id: int, reserved: int, unsent: int, copy: 
     return ended
 
 
-class DownloadCounting:
-    """Share's download methods (a base of sharing.models.shares.Share)."""
+class DownloadCounter:
+    """Decides and counts the responses of one share (Share.reserve_bytes and
+    Share.count_download), from the share's columns as read and its row."""
 
-    def reserve_bytes(
+    def __init__(self, share):
+        self.share = share
+        self.model = type(share)
+
+    def reserve(
         self, *, first: int, end: int, visitor: Visitor | None = None, sending: Sending | None = None
     ) -> Reservation | None:
         """Allow a response to send bytes [first, end) of what `sending` says
@@ -176,25 +183,26 @@ class DownloadCounting:
 
         A response from byte 0 counts a copy. Call settle() on the
         Reservation when the response closes, however it ended."""
+        share = self.share
         if sending is None:
-            sending = Sending(file_id=self.file.pk if self.file is not None else None)
-        if self.max_downloads is None and not self._owes_first_download_notice():
+            sending = Sending(file_id=share.file.pk if share.file is not None else None)
+        if share.max_downloads is None and not self._owes_first_download_notice():
             reserved = self._send_unlimited(first=first, end=end, visitor=visitor, sending=sending)
             if reserved is not _NOT_UNLIMITED:
                 return reserved
         return self._reserve_exactly(first=first, end=end, visitor=visitor, sending=sending)
 
-    def count_download(self, *, visitor: Visitor | None = None) -> bool:
+    def count_copy(self, *, visitor: Visitor | None = None) -> bool:
         """Send one whole copy of a one-file share at once (reserve it and
         settle it as fully sent); return whether the link allowed it."""
-        reservation = self.reserve_bytes(first=0, end=self.file.size, visitor=visitor)
+        reservation = self.reserve(first=0, end=self.share.file.size, visitor=visitor)
         if reservation is None:
             return False
         reservation.settle(reservation.end)
         return True
 
     def _owes_first_download_notice(self) -> bool:
-        return self.notify_first_download and self.first_download_notified_at is None
+        return self.share.notify_first_download and self.share.first_download_notified_at is None
 
     def _reserve_exactly(
         self, *, first: int, end: int, visitor: Visitor | None, sending: Sending
@@ -209,28 +217,29 @@ class DownloadCounting:
         deadline is refused."""
         starts_copy = sending.starts_copy(first)
         cost = charge(sending.counted(first, end))
+        share_id, model = self.share.pk, self.model
         with transaction.atomic():
-            now = locked_now(type(self).objects.filter(pk=self.pk))
-            connection = connections[type(self).objects.db]
+            now = locked_now(model.objects.filter(pk=share_id))
+            connection = connections[model.objects.db]
             sendable, rule_params = sendable_sql(connection, now)
-            table = connection.ops.quote_name(type(self)._meta.db_table)
+            table = connection.ops.quote_name(model._meta.db_table)
             with connection.cursor() as cursor:
                 cursor.execute(
                     f"UPDATE {table} SET download_count = download_count + %s, bytes_left = bytes_left - %s, "
                     "bytes_reserved = bytes_reserved + CASE WHEN bytes_left IS NULL THEN 0 ELSE %s END "
                     f"WHERE id = %s AND {sendable} AND (bytes_left IS NULL OR bytes_left >= %s) "
                     "RETURNING bytes_left",
-                    [1 if starts_copy else 0, cost, cost, self.pk, *rule_params, cost],
+                    [1 if starts_copy else 0, cost, cost, share_id, *rule_params, cost],
                 )
                 row = cursor.fetchone()
                 if row is None:
                     return None
-                sending.record(cursor, connection, self.pk, now, visitor=visitor, first=first, end=end)
+                sending.record(cursor, connection, share_id, now, visitor=visitor, first=first, end=end)
             if starts_copy and self._owes_first_download_notice():
                 # The notices app claims and sends it after the commit; the
                 # claim (not this instance's view) decides.
-                transaction.on_commit(partial(share_downloaded.send, sender=type(self), share_id=self.pk))
-        return Reservation(self.pk, first, end, self.least, row[0] is not None, type(self), sending.counted)
+                transaction.on_commit(partial(share_downloaded.send, sender=model, share_id=share_id))
+        return Reservation(share_id, first, end, self.share.least, row[0] is not None, model, sending.counted)
 
     def _send_unlimited(self, *, first: int, end: int, visitor: Visitor | None, sending: Sending):
         """The quick path (sharing.models.quick_downloads): a live link
@@ -239,7 +248,7 @@ class DownloadCounting:
         or _NOT_UNLIMITED when the row (read under the lock) has a limit or
         owes a first-download notice after all (go the exact way)."""
         job = QuickDownload(
-            share_id=self.pk,
+            share_id=self.share.pk,
             first=first,
             end=end,
             starts_copy=sending.starts_copy(first),
@@ -247,12 +256,12 @@ class DownloadCounting:
             details=sending.details(),
             visitor=visitor,
         )
-        outcome = send_quickly(job, using=type(self).objects.db)
+        outcome = send_quickly(job, using=self.model.objects.db)
         if outcome is Outcome.EXACT:
             return _NOT_UNLIMITED
         if outcome is Outcome.REFUSED:
             return None
-        return Reservation(self.pk, first, end, self.least, False, type(self), sending.counted)
+        return Reservation(self.share.pk, first, end, self.share.least, False, self.model, sending.counted)
 
 
 # --- folding pending downloads into download_count -----------------------------

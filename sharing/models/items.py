@@ -34,48 +34,55 @@ class ShareItem(models.Model):
         return f"file {self.position} of share {self.share_id}"
 
 
-class HoldsFiles:
-    """Share's view of its files (a base of sharing.models.shares.Share)."""
+class ShareFiles:
+    """The files one share holds, in order, each with its position_in_share,
+    read at most once (Share.files, file_ids, file, file_at and title ask
+    this, and a share drops it when it is read again from the database).
 
-    @property
-    def files(self) -> list[StoredFile]:
-        """The files the share holds, in order (empty when all were deleted),
-        each with its position_in_share.
-        Read once per instance; prefetch_related("items__file") reads them
-        for a whole list, share_by_token with the share."""
-        if "_files" not in self.__dict__:
+    `items` is the share's items manager and `saved` whether the share has a
+    row; `prefetched`: a list of shares read its items already
+    (prefetch_related("items__file"), share_by_token), so they cost no query."""
+
+    def __init__(self, items, *, saved: bool, prefetched: bool):
+        self.items = items
+        self.saved = saved
+        self.prefetched = prefetched
+        self.held: list[StoredFile] | None = None  # read once, or given by attach()
+
+    def all(self) -> list[StoredFile]:
+        """The files, in order (empty when all were deleted)."""
+        if self.held is None:
             items = self.items.all()
-            if "items" not in getattr(self, "_prefetched_objects_cache", {}):
+            if not self.prefetched:
                 items = items.select_related("file")
-            self._files = [_placed(item) for item in items] if self.pk else []
-        return self._files
+            self.held = [_placed(item) for item in items] if self.saved else []
+        return self.held
 
-    def file_at(self, position: int) -> StoredFile | None:
+    def at(self, position: int) -> StoredFile | None:
         """The file at `position` in the share (its address on the link), or None."""
-        return next((stored for stored in self.files if stored.position_in_share == position), None)
+        return next((stored for stored in self.all() if stored.position_in_share == position), None)
 
-    @property
-    def file_ids(self) -> list[int]:
-        """The ids of its files, in order: from prefetched items (a list of
+    def ids(self) -> list[int]:
+        """The ids of the files, in order: from prefetched items (a list of
         shares, prefetch_related("items")) without reading the files."""
-        if "_files" not in self.__dict__ and "items" in getattr(self, "_prefetched_objects_cache", {}):
+        if self.held is None and self.prefetched:
             return [item.file_id for item in self.items.all()]
-        return [stored.pk for stored in self.files]
+        return [stored.pk for stored in self.all()]
 
-    def attach_files(self, files: list[StoredFile]) -> None:
-        self._files = list(files)
+    def attach(self, files: list[StoredFile]) -> None:
+        """Hold `files` (already placed) without reading them."""
+        self.held = list(files)
 
-    @property
-    def file(self) -> StoredFile | None:
-        """The first of its files (None when none is left): a share of one
-        file, the common case, is about this one."""
-        return self.files[0] if self.files else None
+    def first(self) -> StoredFile | None:
+        """The first file (None when none is left): a share of one file, the
+        common case, is about this one."""
+        files = self.all()
+        return files[0] if files else None
 
-    @property
     def title(self) -> str:
         """How pages and mails name the share: its file's name, "name and N
         more", or "a deleted file"."""
-        files = self.files
+        files = self.all()
         if not files:
             return gettext("a deleted file")
         if len(files) == 1:

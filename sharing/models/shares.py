@@ -11,7 +11,7 @@ grows in commit order, which the expiry daemon's pick-up relies on.
 
 import secrets
 from datetime import datetime, timedelta
-from functools import partial
+from functools import cached_property, partial
 
 from django.conf import settings
 from django.contrib.auth import hashers
@@ -24,10 +24,10 @@ from django.utils import timezone
 
 from sharing import rows
 from sharing.models import budget, state
-from sharing.models.downloads import DownloadCounting, fold_locked
+from sharing.models.downloads import DownloadCounter, Reservation, Sending, fold_locked
 from sharing.models.events import ShareEvent, Visitor, change_events
 from sharing.models.files import StoredFile
-from sharing.models.items import HoldsFiles, ShareItem, check_files, file_ids_of
+from sharing.models.items import ShareFiles, ShareItem, check_files, file_ids_of
 from sharing.models.querysets import ShareQuerySet
 from sharing.models.state import Fate, fate_of, locked_now, sendable_q
 from sharing.signals import share_ended, share_schedule_changed
@@ -59,7 +59,7 @@ def new_share_token() -> str:
     return secrets.token_urlsafe(SHARE_TOKEN_BYTES)
 
 
-class Share(HoldsFiles, DownloadCounting, models.Model):
+class Share(models.Model):
     Status = state.Status
     EndReason = state.EndReason
 
@@ -172,6 +172,35 @@ class Share(HoldsFiles, DownloadCounting, models.Model):
     def __str__(self) -> str:
         return f"share {self.pk} of {self.title}"
 
+    # --- its files: sharing.models.items.ShareFiles ----------------------------
+
+    @cached_property
+    def _files(self) -> ShareFiles:
+        prefetched = "items" in getattr(self, "_prefetched_objects_cache", {})
+        return ShareFiles(self.items, saved=bool(self.pk), prefetched=prefetched)
+
+    @property
+    def files(self) -> list[StoredFile]:
+        return self._files.all()
+
+    @property
+    def file_ids(self) -> list[int]:
+        return self._files.ids()
+
+    @property
+    def file(self) -> StoredFile | None:
+        return self._files.first()
+
+    @property
+    def title(self) -> str:
+        return self._files.title()
+
+    def file_at(self, position: int) -> StoredFile | None:
+        return self._files.at(position)
+
+    def attach_files(self, files: list[StoredFile]) -> None:
+        self._files.attach(files)
+
     # --- reading ----------------------------------------------------------
 
     def is_servable(self, now: datetime | None = None) -> bool:
@@ -235,6 +264,16 @@ class Share(HoldsFiles, DownloadCounting, models.Model):
         return self.has_password and hashers.check_password(raw, self.password_hash)
 
     # --- writing: each one conditional UPDATE -------------------------------
+
+    def reserve_bytes(
+        self, *, first: int, end: int, visitor: Visitor | None = None, sending: Sending | None = None
+    ) -> Reservation | None:
+        """Allow a response to send bytes [first, end), or None (see DownloadCounter.reserve)."""
+        return DownloadCounter(self).reserve(first=first, end=end, visitor=visitor, sending=sending)
+
+    def count_download(self, *, visitor: Visitor | None = None) -> bool:
+        """Send one whole copy of a one-file share at once (see DownloadCounter.count_copy)."""
+        return DownloadCounter(self).count_copy(visitor=visitor)
 
     def record_wrong_password(self, visitor: Visitor | None = None) -> None:
         """Record a wrong password given for this link (no state changes)."""
@@ -368,7 +407,12 @@ class Share(HoldsFiles, DownloadCounting, models.Model):
             before = Share.objects.filter(pk=self.pk).values(*_CHANGEABLE).first()
             ends = False
             if max_downloads is not KEEP and before is not None:
-                ends = self._apply_new_limit(max_downloads, before, values, now)
+                values["max_downloads"] = max_downloads
+                values["bytes_left"] = left = budget.left_after_new_limit(max_downloads, before)
+                # Ends in this UPDATE only when no response is sending: the last to settle ends it otherwise.
+                ends = budget.used_up(left, before["least"]) and before["bytes_reserved"] == 0
+                if ends:
+                    values.update(status=self.Status.EXPIRED, end_reason=self.EndReason.DOWNLOAD_LIMIT, ended_at=now)
             changed = Share.objects.servable(now).filter(pk=self.pk).update(updated_at=now, **values)
             if changed:
                 ShareEvent.save_all(change_events(self.pk, now, before, values, ended=ends))
@@ -378,36 +422,6 @@ class Share(HoldsFiles, DownloadCounting, models.Model):
                 transaction.on_commit(partial(announce_schedule, self.pk, expires_at))
         self.refresh_from_db()
         return bool(changed)
-
-    def _apply_new_limit(self, max_downloads, before: dict, values: dict, now: datetime) -> bool:
-        """Add the SET values of a new download limit to `values`: its byte
-        budget less what the link already used. Raise ValidationError when it
-        already sent more than the new limit allows; return whether the new
-        limit leaves no whole copy, so the UPDATE ends the share (only when no
-        response is sending: the last to settle ends it otherwise)."""
-        size, least = before["size"], before["least"]
-        used = budget.bytes_used(
-            max_downloads=before["max_downloads"],
-            bytes_left=before["bytes_left"],
-            download_count=before["download_count"],
-            size=size,
-        )
-        left = budget.budget_left_after(max_downloads, used, size)
-        if left is not None and left < 0:
-            raise ValidationError(
-                {
-                    "max_downloads": f"{used / budget.copy_bytes(size):g} downloads' worth ({used} bytes) were "
-                    "already sent; the limit cannot be lower."
-                }
-            )
-        values["max_downloads"] = max_downloads
-        values["bytes_left"] = left
-        if left is None:
-            return False
-        ends = budget.used_up(left, least) and before["bytes_reserved"] == 0
-        if ends:
-            values.update(status=self.Status.EXPIRED, end_reason=self.EndReason.DOWNLOAD_LIMIT, ended_at=now)
-        return ends
 
     def unshare(self, reason: str = EndReason.UNSHARED) -> bool:
         """End a share now, so none of its bytes is sent any more: an active
