@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from django.db import connections, models, transaction
 from django.utils import timezone
 
+from sharing import backends
 from sharing.models.events import (
     DOWNLOAD_EVENT_COLUMNS,
     ShareEvent,
@@ -36,7 +37,6 @@ from sharing.models.events import (
 )
 from sharing.models.outboxes import postgres_ctes, sqlite_add_all, sqlite_marks
 from sharing.models.state import servable_sql
-from sharing.rows import plain_cursor
 from sharing.signals import share_events_saved
 from sqlite_writers.group_commit import GroupCommit
 
@@ -117,7 +117,7 @@ def _run_batch(using: str, take) -> list[Outcome]:
     postgres = connection.vendor == "postgresql"
     record = _record_in_one_statement if postgres else _record
     outcomes, events = [], []
-    with transaction.atomic(using=using), plain_cursor(connection) as cursor:
+    with transaction.atomic(using=using), backends.for_connection(connection).plain_cursor(connection) as cursor:
         jobs = take()
         if postgres:
             _lock_shares(connection, cursor, sorted({job.share_id for job in jobs}))
