@@ -11,7 +11,14 @@ storage-specific work.
 sharing.backends.sqlite and sharing.backends.postgresql expose the same
 interface:
 
-- plain_cursor(connection): a cursor for a statement written out.
+- plain_cursor(connection): a cursor for a statement written out;
+- expire(connection, expiry, share_ids, order_limit): send the expiry of
+  sharing.models.expiring (an Expiry: its UPDATE's parts) with its events
+  and the outboxes' rows, in one transaction; the expired rows, id first;
+- QuickDownloads(connection, cursor, download_table): one batch of
+  sharing.models.quick_downloads in its transaction: begin(jobs,
+  share_table) before "now" is read, record(job, decided, allowed) for each
+  download (its event, or None), end() after the batch's events.
 
 for_connection() is the one place that picks a backend by vendor.
 """
