@@ -12,7 +12,6 @@ the field's), so a datetime comes back aware on SQLite, a duration as a
 timedelta, a boolean as a bool, on every backend.
 """
 
-import contextlib
 import functools
 
 from django.db import connections, models
@@ -22,9 +21,10 @@ _statements: dict[tuple, str] = {}
 
 
 def statement(connection, build, *args) -> str:
-    """The SQL `build(connection, *args)` writes, built once per database
-    vendor (quoting every name anew cost ~60 calls a share created)."""
-    key = (connection.vendor, build, *args)
+    """The SQL `build(connection, *args)` writes, built once per kind of
+    connection (its class: its quoting, its features), not per call:
+    quoting every name anew cost ~60 calls a share created."""
+    key = (type(connection), build, *args)
     sql = _statements.get(key)
     if sql is None:
         sql = _statements[key] = build(connection, *args)
@@ -38,40 +38,6 @@ def where_sql(queryset: models.QuerySet) -> tuple[str, list]:
     query = queryset.query
     sql, params = query.get_compiler(queryset.db).compile(query.where)
     return sql, list(params)
-
-
-@contextlib.contextmanager
-def plain_cursor(connection):
-    """A cursor for a statement written out, on the download path: on SQLite
-    the raw connection's (`.raw`), taking the same "%s" placeholders, its
-    errors still django.db's. Django's cursor wrapper (its placeholder
-    rewrite, its hooks) cost more CPU than a short statement: the share
-    lookup took 121 us through it and 46 us without. Its statements are not
-    in Django's query log (CaptureQueriesContext)."""
-    if connection.vendor != "sqlite":
-        with connection.cursor() as cursor:
-            yield cursor
-        return
-    connection.ensure_connection()
-    with connection.wrap_database_errors:
-        yield _SqliteCursor(connection.connection)
-
-
-class _SqliteCursor:
-    __slots__ = ("_result", "raw")
-
-    def __init__(self, raw):
-        self.raw = raw
-        self._result = None
-
-    def execute(self, sql: str, params=()) -> None:
-        self._result = self.raw.execute(sql.replace("%s", "?"), params)
-
-    def fetchone(self):
-        return self._result.fetchone()
-
-    def fetchall(self):
-        return self._result.fetchall()
 
 
 def fetch_one(connection, sql: str, params: list) -> tuple | None:

@@ -30,7 +30,7 @@ def new_secret() -> str:
 
 def webhook_id(event_id: int, endpoint_id: int) -> str:
     """The delivery's webhook-id: one per (event, endpoint), the same on every retry.
-    The daemon's SQL builds the same string (webhooks.outbox)."""
+    The daemon's SQL builds the same string (webhooks.fanout)."""
     return f"msg_{event_id}_{endpoint_id}"
 
 

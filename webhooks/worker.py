@@ -44,9 +44,9 @@ from django.db.models import F
 from django.utils import timezone
 
 from sharing.signals import share_events_saved, shares_expired
-from webhooks import signing
+from webhooks import backends, signing
+from webhooks.fanout import ACTIVE, DELIVERY, ENDPOINT
 from webhooks.models import WebhookDelivery, WebhookEndpoint
-from webhooks.outbox import ACTIVE, DELIVERY, ENDPOINT
 from webhooks.payloads import payload
 from webhooks.targets import TargetRefused, post, resolve
 
@@ -136,14 +136,9 @@ class DeliveryWorker:
         stamp = connection.ops.adapt_datetimefield_value(now)
         pick, pick_params = self._eligible(excluding), [stamp, stamp, *excluding]
         with connection.cursor() as cursor:
-            if connection.vendor == "sqlite":
-                # A read first: SQLite's UPDATE takes the one write lock, which
-                # an idle worker polling every second must not keep taking.
-                cursor.execute(pick, pick_params)
-                if cursor.fetchone() is None:
-                    return None
-            else:
-                pick += " FOR UPDATE OF d SKIP LOCKED"
+            pick = backends.for_connection(connection).claim_pick(cursor, pick, pick_params)
+            if pick is None:
+                return None
             # A scalar sub-select: evaluated once (an IN could be re-run per
             # row), NULL when nothing is due. The outer WHERE repeats the
             # claim's condition: the UPDATE decides.
@@ -156,42 +151,25 @@ class DeliveryWorker:
             row = cursor.fetchone()
         return None if row is None else (row[0], until, row[1])
 
-    # --- idle looks (SQLite) --------------------------------------------------
+    # --- idle looks ------------------------------------------------------------
     #
-    # An idle worker ran its claim query (a join) at every poll. With no
-    # undelivered row at all, nothing can fall due by the clock alone: a new
-    # delivery needs a commit, and every commit by another connection changes
-    # this connection's PRAGMA data_version (~5 us to read). So an idle look
-    # compares the version with the one taken before the last "nothing
-    # pending" answer, and queries only when it moved (idle daemon: this
-    # thread 0.036 -> 0.029 % of a core; the rest is the wake-up itself).
-    # Only for a worker whose connection nobody else writes deliveries
-    # through: WebhookThread's own.
-
-    def _data_version(self):
-        connection = self.connection
-        connection.ensure_connection()
-        version = connection.connection.execute("PRAGMA data_version").fetchone()[0]
-        # Per connection: after a reconnect the number means something else.
-        return (id(connection.connection), version)
+    # With nothing pending at all, a look can be skipped until another
+    # connection commits, where the database tells that cheaply
+    # (webhooks.backends: SQLite's data version). Only for a worker whose
+    # connection nobody else writes deliveries through: WebhookThread's own.
 
     def note_idle(self) -> None:
-        """After a look that claimed nothing: remember the data version if
-        no undelivered row exists (SQLite), else forget it."""
+        """After a look that claimed nothing: remember the database's mark if
+        no undelivered row exists (where it keeps one), else forget it."""
         self.idle_mark = None
-        if self.connection.vendor != "sqlite":
-            return
-        mark = self._data_version()  # before the read: a commit after it moves the version
-        with self.connection.cursor() as cursor:
-            # webhookdelivery_due_idx is partial on exactly this condition.
-            cursor.execute(f"SELECT 1 FROM {DELIVERY} WHERE delivered_at IS NULL LIMIT 1")
-            if cursor.fetchone() is None:
-                self.idle_mark = mark
+        self.idle_mark = backends.for_connection(self.connection).idle_mark(self.connection)
 
     def nothing_new(self) -> bool:
         """Whether the last look found nothing pending and no other
         connection has committed since (so the claim query can be skipped)."""
-        return self.idle_mark is not None and self._data_version() == self.idle_mark
+        if self.idle_mark is None:
+            return False
+        return backends.for_connection(self.connection).unchanged_since(self.connection, self.idle_mark)
 
     def run_once(self) -> bool:
         """Claim and send one delivery; return whether there was one."""

@@ -11,18 +11,19 @@ from functools import cache
 
 from django.db import connections
 
+from sharing import backends
 from sharing.models.files import StoredFile
 from sharing.models.items import ShareItem
 from sharing.models.shares import Share
-from sharing.rows import plain_cursor
+from sharing.rows import statement
 
 
 def share_by_token(token: str, using: str = "default") -> Share | None:
     """The share whose token is `token`, its files attached (none when all
     were deleted), or None when there is no such share."""
     connection = connections[using]
-    with plain_cursor(connection) as cursor:
-        cursor.execute(_statement(connection.vendor, using), [token])
+    with backends.for_connection(connection).plain_cursor(connection) as cursor:
+        cursor.execute(statement(connection, _statement), [token])
         rows = cursor.fetchall()
     if not rows:
         return None
@@ -48,9 +49,8 @@ def _columns() -> tuple[list[str], list[str]]:
     )
 
 
-@cache
-def _statement(vendor: str, using: str) -> str:
-    quote = connections[using].ops.quote_name
+def _statement(connection) -> str:
+    quote = connection.ops.quote_name
     share_names, file_names = _columns()
     selected = [f"s.{quote(name)}" for name in share_names] + [f"f.{quote(name)}" for name in file_names]
     selected.append("i.position")

@@ -17,7 +17,7 @@ process afterwards. On PostgreSQL, where round trips are what a download
 costs most, each download's row, event and outbox rows are one statement; on
 SQLite the batch's statements go to the raw connection (Django's cursor
 wrappers cost more CPU than the statements) and the outboxes add their rows
-as they do for an expiry (sharing.models.outboxes).
+as they do for an expiry (sharing.backends).
 """
 
 import enum
@@ -27,16 +27,9 @@ from dataclasses import dataclass
 from django.db import connections, models, transaction
 from django.utils import timezone
 
-from sharing.models.events import (
-    DOWNLOAD_EVENT_COLUMNS,
-    ShareEvent,
-    Visitor,
-    download_event_values,
-    insert_download_event,
-)
-from sharing.models.outboxes import postgres_ctes, sqlite_add_all, sqlite_marks
+from sharing import backends
+from sharing.models.events import ShareEvent, Visitor
 from sharing.models.state import servable_sql
-from sharing.rows import plain_cursor
 from sharing.signals import share_events_saved
 from sqlite_writers.group_commit import GroupCommit
 
@@ -108,28 +101,24 @@ def _batches(using: str) -> GroupCommit:
 def _run_batch(using: str, take) -> list[Outcome]:
     """One transaction for the downloads take() returns once it holds the lock.
 
-    On PostgreSQL the shares' rows are locked FOR SHARE (in id order):
-    downloads hold them together, while an unshare, an expiry or a change
-    (FOR NO KEY UPDATE) waits for them and they for it; on SQLite the
-    IMMEDIATE transaction holds the write lock. Either way "now" is read once
-    the lock is held."""
+    The backend holds the shares against an unshare, an expiry or a change
+    for the batch (sharing.backends: on PostgreSQL their rows FOR SHARE, on
+    SQLite the IMMEDIATE transaction's write lock) before "now" is read."""
     connection = connections[using]
-    postgres = connection.vendor == "postgresql"
-    record = _record_in_one_statement if postgres else _record
+    backend = backends.for_connection(connection)
+    quote = connection.ops.quote_name
     outcomes, events = [], []
-    with transaction.atomic(using=using), plain_cursor(connection) as cursor:
+    with transaction.atomic(using=using), backend.plain_cursor(connection) as cursor:
         jobs = take()
-        if postgres:
-            _lock_shares(connection, cursor, sorted({job.share_id for job in jobs}))
-        else:
-            marks = sqlite_marks(cursor.raw)
+        share = quote(_share_table())
+        batch = backend.QuickDownloads(connection, cursor, quote(Download._meta.db_table))
+        batch.begin(jobs, share)
         now = timezone.now()
         stamp = connection.ops.adapt_datetimefield_value(now)
         servable, rule_params = servable_sql(connection, now)
-        share = connection.ops.quote_name(_share_table())
         allowed = (f"FROM {share} WHERE id = %s AND {servable} AND {QUICK_COUNTABLE}", rule_params)
         for job in jobs:
-            event = record(cursor, connection, job, (now, stamp), allowed)
+            event = batch.record(job, (now, stamp), allowed)
             if event is None:
                 cursor.execute(f"SELECT {QUICK_COUNTABLE} FROM {share} WHERE id = %s", [job.share_id])
                 countable = cursor.fetchone()
@@ -137,73 +126,10 @@ def _run_batch(using: str, take) -> list[Outcome]:
                 continue
             events.append(event)
             outcomes.append(Outcome.ALLOWED)
-        if events and not postgres:
-            sqlite_add_all(cursor.raw, marks)
         if events:
+            batch.end()
             share_events_saved.send(sender=ShareEvent, events=events, using=using, outboxed=True)
     return outcomes
-
-
-def _lock_shares(connection, cursor, share_ids: list[int]) -> None:
-    """PostgreSQL: lock the rows FOR SHARE, in id order (held when this returns)."""
-    placeholders = ", ".join(["%s"] * len(share_ids))
-    table = connection.ops.quote_name(_share_table())
-    cursor.execute(f"SELECT 1 FROM {table} WHERE id IN ({placeholders}) ORDER BY id FOR SHARE", share_ids)
-
-
-def _record(cursor, connection, job: QuickDownload, decided, allowed) -> ShareEvent | None:
-    """Decide `job` by its own statement (a pending Download row for a copy
-    from byte 0) and insert its event; None when the row may not serve it
-    this way. The batch's signal has the outboxes add their rows."""
-    now, stamp = decided
-    condition, rule_params = allowed
-    download = connection.ops.quote_name(Download._meta.db_table)
-    if job.starts_copy:
-        cursor.execute(
-            f"INSERT INTO {download} (share_id, started_at, pending) SELECT id, %s, %s {condition} RETURNING id",
-            [stamp, True, job.share_id, *rule_params],
-        )
-    else:
-        cursor.execute(f"SELECT id {condition}", [job.share_id, *rule_params])
-    if cursor.fetchone() is None:
-        return None
-    return insert_download_event(
-        cursor,
-        connection,
-        job.share_id,
-        now,
-        visitor=job.visitor,
-        size=job.end - job.first,
-        kind=job.kind,
-        details=job.details,
-    )
-
-
-def _record_in_one_statement(cursor, connection, job: QuickDownload, decided, allowed) -> ShareEvent | None:
-    """PostgreSQL: _record's decision, rows and event, and the outboxes' rows,
-    as one data-modifying WITH: one round trip instead of three."""
-    now, stamp = decided
-    condition, rule_params = allowed
-    quote = connection.ops.quote_name
-    copy, copy_params = "", []
-    if job.starts_copy:
-        copy = (
-            f"copied AS (INSERT INTO {quote(Download._meta.db_table)} (share_id, started_at, pending) "
-            "SELECT id, %s, true FROM allowed), "
-        )
-        copy_params = [stamp]
-    values = download_event_values(
-        connection, visitor=job.visitor, size=job.end - job.first, kind=job.kind, details=job.details
-    )
-    cursor.execute(
-        f"WITH allowed AS (SELECT id {condition}), {copy}"
-        f"saved AS (INSERT INTO {quote(ShareEvent._meta.db_table)} ({DOWNLOAD_EVENT_COLUMNS}) "
-        "SELECT id, %s, %s, %s, %s, %s, %s FROM allowed RETURNING id, share_id, kind, at)"
-        f"{postgres_ctes('saved')} SELECT id FROM saved",
-        [job.share_id, *rule_params, *copy_params, stamp, *values],
-    )
-    row = cursor.fetchone()
-    return None if row is None else ShareEvent(pk=row[0], share_id=job.share_id, kind=job.kind, at=now)
 
 
 def _share_table() -> str:
