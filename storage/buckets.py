@@ -187,9 +187,12 @@ class BucketStorage(S3Storage):
     # Every operation a request makes: out of reach is StorageUnavailable.
     exists = reachable(S3Storage.exists)
     delete = reachable(S3Storage.delete)
-    _save = reachable(S3Storage._save)
     size = reachable(S3Storage.size)
     listdir = reachable(S3Storage.listdir)
+
+    @reachable
+    def _save(self, name, content):
+        return super()._save(name, content)
 
     def _open(self, name, mode="rb"):
         if mode != "rb":
