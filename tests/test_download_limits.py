@@ -184,6 +184,21 @@ def test_a_response_sending_across_a_reactivation_gives_back_into_the_new_budget
     assert (fresh(share).bytes_left, share.bytes_reserved) == (4000, 0)  # never more than the budget
 
 
+def test_it_stays_live_while_its_budget_holds_exactly_one_copy(alice, make_file):
+    # A quarter of 3 bytes is no resend allowance: after the first of two
+    # downloads the budget holds exactly one copy, and nothing is reserved.
+    share = limited(make_file(alice, name="abc.txt", data=b"abc"), 2)
+    assert share.bytes_left == 6
+    assert share.count_download()
+    share = fresh(share)
+    assert (share.bytes_left, share.bytes_reserved, share.downloads_left) == (3, 0, 1)
+    assert (share.status, share.end_reason) == (Share.Status.ACTIVE, "")
+    assert share.fate().state == "live"
+    assert share.count_download()  # the copy it held
+    assert (fresh(share).status, share.end_reason) == (Share.Status.EXPIRED, Share.EndReason.DOWNLOAD_LIMIT)
+    assert (share.bytes_left, share.download_count) == (0, 2)
+
+
 def test_racing_ranges_never_take_more_than_the_budget(alice, make_file):
     share = limited(big_file(alice, make_file), 1)
     ranges = [(offset, min(offset + 700, 4000)) for offset in range(0, 4000, 300)] * 3

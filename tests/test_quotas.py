@@ -88,6 +88,42 @@ def test_reserved_bytes_count_until_released_or_turned_into_a_file(alice):
         charge(alice.pk, 51)
 
 
+# --- at the boundary: the last free byte fits ------------------------------------
+
+
+def test_it_stores_a_file_that_fills_the_default_quota_exactly(alice):
+    set_default_quota(100)
+    upload(alice, 60)
+    upload(alice, 40)  # exactly the 40 bytes left: the early check must not refuse it
+    assert account(alice).used_bytes == 100
+    with pytest.raises(QuotaExceeded):
+        upload(alice, 1)
+
+
+def test_it_stores_a_file_that_fills_a_users_own_quota_exactly(alice):
+    set_default_quota(1000)  # never reached: alice's own quota decides
+    StorageAccount.objects.create(user=alice, quota_bytes=100)
+    upload(alice, 60)
+    upload(alice, 40)
+    assert account(alice).used_bytes == 100
+    with pytest.raises(QuotaExceeded):
+        upload(alice, 1)
+
+
+def test_it_sets_aside_and_stores_exactly_the_free_bytes_of_a_users_own_quota(alice):
+    # Reserved bytes skip the early check (an upload's were set aside at its
+    # creation): the statement in charge() and reserve() alone decides here.
+    StorageAccount.objects.create(user=alice, quota_bytes=100)
+    reserve(alice.pk, 30)
+    reserve(alice.pk, 70)
+    assert (account(alice).used_bytes, account(alice).reserved_bytes) == (0, 100)
+    with pytest.raises(QuotaExceeded):
+        reserve(alice.pk, 1)
+    upload(alice, 70, reserved=70)
+    upload(alice, 30, reserved=30)
+    assert (account(alice).used_bytes, account(alice).reserved_bytes) == (100, 0)
+
+
 @pytest.mark.django_db(transaction=True)
 def test_twenty_concurrent_uploads_fill_the_quota_exactly(alice, media_root):
     set_default_quota(100)
