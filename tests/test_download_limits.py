@@ -194,6 +194,8 @@ def test_it_stays_live_while_its_budget_holds_exactly_one_copy(alice, make_file)
     assert (share.bytes_left, share.bytes_reserved, share.downloads_left) == (3, 0, 1)
     assert (share.status, share.end_reason) == (Share.Status.ACTIVE, "")
     assert share.fate().state == "live"
+    listed = Share.objects.with_effective_status(Share.Status.ACTIVE, timezone.now()).filter(pk=share.pk)
+    assert listed.exists()  # the lists' form of the rule (used_up_q) agrees
     assert share.count_download()  # the copy it held
     assert (fresh(share).status, share.end_reason) == (Share.Status.EXPIRED, Share.EndReason.DOWNLOAD_LIMIT)
     assert (share.bytes_left, share.download_count) == (0, 2)
