@@ -238,6 +238,15 @@ def test_an_empty_file_counts_responses(alice, make_file):
     assert (fresh(share).status, share.download_count) == (Share.Status.EXPIRED, 2)
 
 
+def test_it_lists_an_empty_files_link_as_active_while_one_response_is_left(alice, make_file):
+    share = limited(make_file(alice, name="empty.txt", data=b""), 2)
+    assert share.count_download()
+    active = Share.objects.with_effective_status(Share.Status.ACTIVE, timezone.now())
+    assert (fresh(share).bytes_left, active.filter(pk=share.pk).exists()) == (1, True)
+    assert share.count_download()
+    assert not active.filter(pk=share.pk).exists()
+
+
 def test_a_refused_download_records_nothing(shared_file):
     share = limited(shared_file, 1)
     assert share.reserve_bytes(first=0, end=SIZE) is not None
