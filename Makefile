@@ -15,7 +15,7 @@ GUNICORN = $(VENV)/bin/gunicorn -c python:microcloud.gunicorn_conf microcloud.ws
 	--workers $(WEB_WORKERS) --threads $(WEB_THREADS) --timeout 120 --graceful-timeout 10 --no-control-socket --preload
 
 .PHONY: install install-dev run dev migrate admin test test-fast test-sqlite test-postgres lint format bench bench-web \
-	bench-mixed bench-idle bench-side install-wrk messages vendor-js clean
+	bench-mixed bench-idle bench-side install-wrk messages vendor-js mutants clean
 
 $(VENV)/.runtime: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -98,6 +98,15 @@ test-sqlite: install-dev
 
 test-postgres: install-dev
 	PY=$(PY) .ci/pytest-postgres -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+
+# The mutation run (about 20 minutes on 2 cores; docs/testing.md): small
+# changes to the modules that hold the rules (mutation/config.py names them
+# and the tests that judge each), each run against those tests on SQLite in
+# a copy of the tracked files, never in this tree. Lists every mutant no test
+# killed; fails if one is not a known equivalent. Not part of `make test`.
+# MUTANTS_ARGS go to it (--module sharing/models/quotas.py, --list, --json FILE).
+mutants: install-dev
+	env -u DATABASE_URL $(PY) -m mutation --workers $(TEST_WORKERS) $(MUTANTS_ARGS)
 
 # The full expiry benchmark (several minutes; docs/benchmarks.md, "Expiry benchmark").
 bench: install-dev

@@ -184,6 +184,23 @@ def test_a_response_sending_across_a_reactivation_gives_back_into_the_new_budget
     assert (fresh(share).bytes_left, share.bytes_reserved) == (4000, 0)  # never more than the budget
 
 
+def test_it_stays_live_while_its_budget_holds_exactly_one_copy(alice, make_file):
+    # A quarter of 3 bytes is no resend allowance: after the first of two
+    # downloads the budget holds exactly one copy, and nothing is reserved.
+    share = limited(make_file(alice, name="abc.txt", data=b"abc"), 2)
+    assert share.bytes_left == 6
+    assert share.count_download()
+    share = fresh(share)
+    assert (share.bytes_left, share.bytes_reserved, share.downloads_left) == (3, 0, 1)
+    assert (share.status, share.end_reason) == (Share.Status.ACTIVE, "")
+    assert share.fate().state == "live"
+    listed = Share.objects.with_effective_status(Share.Status.ACTIVE, timezone.now()).filter(pk=share.pk)
+    assert listed.exists()  # the lists' form of the rule (used_up_q) agrees
+    assert share.count_download()  # the copy it held
+    assert (fresh(share).status, share.end_reason) == (Share.Status.EXPIRED, Share.EndReason.DOWNLOAD_LIMIT)
+    assert (share.bytes_left, share.download_count) == (0, 2)
+
+
 def test_racing_ranges_never_take_more_than_the_budget(alice, make_file):
     share = limited(big_file(alice, make_file), 1)
     ranges = [(offset, min(offset + 700, 4000)) for offset in range(0, 4000, 300)] * 3
@@ -219,6 +236,15 @@ def test_an_empty_file_counts_responses(alice, make_file):
     assert share.count_download()
     assert not share.count_download()
     assert (fresh(share).status, share.download_count) == (Share.Status.EXPIRED, 2)
+
+
+def test_it_lists_an_empty_files_link_as_active_while_one_response_is_left(alice, make_file):
+    share = limited(make_file(alice, name="empty.txt", data=b""), 2)
+    assert share.count_download()
+    active = Share.objects.with_effective_status(Share.Status.ACTIVE, timezone.now())
+    assert (fresh(share).bytes_left, active.filter(pk=share.pk).exists()) == (1, True)
+    assert share.count_download()
+    assert not active.filter(pk=share.pk).exists()
 
 
 def test_a_refused_download_records_nothing(shared_file):

@@ -11,7 +11,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 ORDER_DOC = REPO / "docs/architecture.md"
-OUTSIDE_THE_ORDER = {"tests", "bench"}
+OUTSIDE_THE_ORDER = {"tests", "bench", "mutation"}
 
 
 def packages() -> set[str]:

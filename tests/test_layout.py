@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-NOT_APPS = {"tests", "bench"}
+NOT_APPS = {"tests", "bench", "mutation"}
 
 
 def apps_in_the_tree() -> set[str]:

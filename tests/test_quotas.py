@@ -88,6 +88,51 @@ def test_reserved_bytes_count_until_released_or_turned_into_a_file(alice):
         charge(alice.pk, 51)
 
 
+# --- at the boundary: the last free byte fits ------------------------------------
+
+
+def test_it_stores_a_file_that_fills_the_default_quota_exactly(alice):
+    set_default_quota(100)
+    upload(alice, 60)
+    upload(alice, 40)  # exactly the 40 bytes left: the early check must not refuse it
+    assert (account(alice).used_bytes, account(alice).free()) == (100, 0)
+    with pytest.raises(QuotaExceeded) as refused:
+        upload(alice, 1)
+    assert refused.value.free == 0
+    assert "0\xa0bytes of your 100\xa0bytes are free" in refused.value.message
+
+
+def test_it_stores_a_file_that_fills_a_users_own_quota_exactly(alice):
+    set_default_quota(1000)  # never reached: alice's own quota decides
+    StorageAccount.objects.create(user=alice, quota_bytes=100)
+    upload(alice, 60)
+    upload(alice, 40)
+    assert account(alice).used_bytes == 100
+    with pytest.raises(QuotaExceeded):
+        upload(alice, 1)
+
+
+def test_it_sets_aside_and_stores_exactly_the_free_bytes_of_a_users_own_quota(alice):
+    # Reserved bytes skip the early check (an upload's were set aside at its
+    # creation): the statement in charge() and reserve() alone decides here.
+    StorageAccount.objects.create(user=alice, quota_bytes=100)
+    reserve(alice.pk, 30)
+    reserve(alice.pk, 70)
+    assert (account(alice).used_bytes, account(alice).reserved_bytes) == (0, 100)
+    with pytest.raises(QuotaExceeded):
+        reserve(alice.pk, 1)
+    upload(alice, 70, reserved=70)
+    upload(alice, 30, reserved=30)
+    assert (account(alice).used_bytes, account(alice).reserved_bytes) == (100, 0)
+
+
+def test_it_refuses_a_charge_from_bytes_never_set_aside_even_without_a_quota(alice):
+    with pytest.raises(QuotaExceeded) as refused:
+        charge(alice.pk, 50, from_reserved=50)
+    assert (refused.value.quota, refused.value.free) == (0, 0)  # no quota to name: none applies
+    assert (account(alice).used_bytes, account(alice).reserved_bytes) == (0, 0)
+
+
 @pytest.mark.django_db(transaction=True)
 def test_twenty_concurrent_uploads_fill_the_quota_exactly(alice, media_root):
     set_default_quota(100)

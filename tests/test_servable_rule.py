@@ -13,7 +13,7 @@ from django.utils import timezone
 from freezegun import freeze_time
 
 from sharing.models import Share, expire_shares
-from sharing.models.state import servable_sql
+from sharing.models.state import due_q, due_sql, sendable_q, sendable_sql, servable_sql
 
 TICK = timedelta(microseconds=1)
 
@@ -118,3 +118,50 @@ def test_a_used_up_link_still_marked_active_answers_no_instead_of_breaking_its_c
     assert share.reserve_bytes(first=5, end=6) is None
     share.refresh_from_db()
     assert (share.status, share.bytes_left, share.download_count) == (Share.Status.ACTIVE, 0, 0)
+
+
+@pytest.mark.parametrize("offset", [-TICK, timedelta(0), TICK])
+def test_it_is_due_from_its_deadline_in_the_orm_in_sql_and_in_the_lists(shared_file, deadline, offset):
+    share = share_until(shared_file, deadline)
+    now = deadline + offset
+    in_orm = Share.objects.filter(due_q(now), pk=share.pk).exists()
+    condition, params = due_sql(connection, now)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT COUNT(*) FROM sharing_share WHERE id = %s AND {condition}", [share.pk, *params])
+        in_sql = cursor.fetchone()[0] == 1
+    listed_expired = Share.objects.with_effective_status("expired", now).filter(pk=share.pk).exists()
+    listed_active = Share.objects.with_effective_status("active", now).filter(pk=share.pk).exists()
+    assert in_orm is in_sql is listed_expired is (offset >= timedelta(0))
+    assert listed_active is (offset < timedelta(0))
+
+
+def ended_by_its_limit(stored, deadline) -> Share:
+    share = share_until(stored, deadline, max_downloads=1)
+    with freeze_time(deadline - timedelta(seconds=1)):
+        assert share.count_download()
+    share.refresh_from_db()
+    assert (share.status, share.end_reason) == ("expired", "download_limit")
+    return share
+
+
+@pytest.mark.parametrize("offset", [-TICK, timedelta(0), TICK])
+def test_it_may_send_after_its_limit_until_its_deadline_in_the_orm_and_in_sql(shared_file, deadline, offset):
+    share = ended_by_its_limit(shared_file, deadline)
+    now = deadline + offset
+    in_orm = Share.objects.filter(sendable_q(now), pk=share.pk).exists()
+    condition, params = sendable_sql(connection, now)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT COUNT(*) FROM sharing_share WHERE id = %s AND {condition}", [share.pk, *params])
+        in_sql = cursor.fetchone()[0] == 1
+    assert in_orm is in_sql is (offset < timedelta(0))
+
+
+def test_it_unshares_a_link_ended_by_its_limit_only_before_its_deadline(shared_file, make_file, deadline):
+    at_deadline = ended_by_its_limit(shared_file, deadline)
+    with freeze_time(deadline):
+        assert at_deadline.unshare() is False  # it can send nothing more: nothing to end
+    assert (at_deadline.status, at_deadline.end_reason) == ("expired", "download_limit")
+    before = ended_by_its_limit(make_file(shared_file.owner, name="other.txt"), deadline)
+    with freeze_time(deadline - TICK):
+        assert before.unshare() is True
+    assert (before.status, before.end_reason) == ("unshared", "unshared")

@@ -1,0 +1,90 @@
+"""What the mutation run mutates, and which tests judge each module.
+
+The test files of a module are the ones that exercise its rules directly;
+they run in this order and stop at the first failure, so the quickest
+killers come first. Keep the whole run near 20 minutes on 2 cores
+(docs/testing.md has the latest figures).
+"""
+
+MODULES: dict[str, list[str]] = {
+    "sharing/models/state.py": [
+        "tests/test_servable_rule.py",
+        "tests/test_end_states.py",
+        "tests/test_download_limits.py",
+        "tests/test_api_link_rules.py",
+        "tests/test_links_http.py",
+    ],
+    "sharing/models/budget.py": [
+        "tests/test_download_limits.py",
+        "tests/test_links_ranges.py",
+        "tests/test_multi_file_shares.py",
+    ],
+    "sharing/models/quotas.py": [
+        "tests/test_quotas.py",
+        "tests/test_uploads_quota.py",
+        "tests/test_api_files.py",
+    ],
+    "sharing/models/downloads.py": [
+        "tests/test_download_limits.py",
+        "tests/test_download_tally.py",
+        "tests/test_links_ranges.py",
+        "tests/test_multi_file_shares.py",
+    ],
+    "collect/models.py": [
+        "tests/test_collect_rules.py",
+        "tests/test_collect_api.py",
+        "tests/test_collect_race.py",
+    ],
+    "collect/places.py": [
+        "tests/test_collect_rules.py",
+        "tests/test_collect_api.py",
+        "tests/test_collect_race.py",
+    ],
+    "uploads/models.py": [
+        "tests/test_uploads_rules.py",
+        "tests/test_uploads_quota.py",
+        "tests/test_uploads_lifecycle.py",
+        "tests/test_expiry_uploads.py",
+        "tests/test_uploads_protocol.py",
+    ],
+}
+
+# A mutant's tests may take this many times their unmutated duration, plus
+# TIMEOUT_SLACK seconds, before the run is stopped and counted as timed out
+# (a mutant that turns a wait into an endless one).
+TIMEOUT_FACTOR = 3
+TIMEOUT_SLACK = 30
+
+# Survivors that cannot change behaviour, each with the reason (kept in
+# docs/testing.md too). Matched by module, the stripped source line and the
+# mutation, not by line number, so edits elsewhere in a file keep them matched.
+LOCK_LINE = 'list(shares.select_for_update(no_key=True).order_by("pk").values_list("pk", flat=True))'
+EQUIVALENT: list[tuple[str, str, str, str, str]] = [
+    (
+        "sharing/models/state.py",
+        LOCK_LINE,
+        "True",
+        "False",
+        "locked_now's row lock runs on PostgreSQL only (SQLite has no SELECT ... FOR UPDATE: its IMMEDIATE "
+        "transaction already holds the write lock), so the SQLite run cannot reach it. flat=False reads the "
+        "locked ids as 1-tuples that are thrown away: equivalent everywhere. no_key=False takes FOR UPDATE "
+        "instead of FOR NO KEY UPDATE: the same rows locked, the same answers; it only also blocks other "
+        "transactions inserting rows that reference the share (their FOR KEY SHARE) until the commit.",
+    ),
+    (
+        "sharing/models/budget.py",
+        "if max_downloads is None or bytes_left is None:",
+        "or",
+        "and",
+        "The database pairs the two (share_budget_with_limit: a limit has a budget, no limit has none; "
+        "tests/test_download_limits.py checks the constraint), so either both are None or neither is.",
+    ),
+    (
+        "sharing/models/downloads.py",
+        'logger.warning("could not settle a response of share %s", self.share_id, exc_info=True)',
+        "True",
+        "False",
+        "Only the log line's traceback: the bytes stay reserved and the response ends the same either way "
+        "(the path needs the database to fail mid-settle, which no test fakes).",
+    ),
+]
