@@ -23,11 +23,13 @@ RUN python3 -m venv /venv \
 
 WORKDIR /app
 COPY . /app
-# Static files collected at build time (served by WhiteNoise), the code
+# Static files collected at build time (served by WhiteNoise; public, so
+# readable by all: the settings give stored files 0600), the code
 # compiled, and the state folder made for the volume: the service's alone
 # (a new volume, or one mounted on /data/files, starts with this owner).
 RUN SECRET_KEY=only-to-collect-static-files STATIC_ROOT=/app/static \
         /venv/bin/python manage.py collectstatic --noinput --verbosity 0 \
+    && chmod -R a+rX /app/static \
     && /venv/bin/python -m compileall -q /app \
     && mkdir -m 0700 /data /data/files && chown microcloud:microcloud /data /data/files
 

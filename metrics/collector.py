@@ -1,16 +1,19 @@
 """The service's figures, computed from the database at each scrape.
 
-Five aggregate queries and two small reads: the expiry lateness histogram,
-shares by state, the history's counts by kind, the stored files, the
-unfinished uploads, the webhook and notice queues, the daemon's lease.
+About ten statements, each one aggregate or one small read: the expiry
+lateness histogram (one scan of the expired events), shares by state, the
+history's counts by kind, the stored files, the unfinished uploads, the
+webhook and notice queues, the daemon's lease.
 """
 
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db.models import Count, Min, Q, Sum
 from django.utils import timezone
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 
+from expiry.window import policy_default_lifetime, refresh_interval_for
 from health.daemon import expiry_daemon
 from notices.claims import lead_is_on, owing_reminders
 from sharing.models import Share, ShareEvent, SharingPolicy, StoredFile
@@ -166,8 +169,24 @@ def notice_queue(now: datetime):
 
 
 def expiry_lease(now: datetime):
-    """Whether a daemon holds the lease, as /readyz sees it. The daemon's
-    heap and refreshes live in its own process: not known here."""
+    """Whether a daemon holds the lease, as /readyz sees it, and the shares
+    its window holds by the database's account: those due within one
+    refresh interval. The heap itself and its refresh times live in the
+    daemon's process: not known here."""
+    interval = settings.EXPIRY_REFRESH_INTERVAL or refresh_interval_for(policy_default_lifetime())
+    window = Share.objects.filter(
+        status=Status.ACTIVE, expires_at__gt=now, expires_at__lte=now + timedelta(seconds=interval)
+    ).count()
+    yield GaugeMetricFamily(
+        name("expiry_window_shares"),
+        "Active shares due within one refresh interval of the daemon: about what its heap holds.",
+        value=window,
+    )
+    yield GaugeMetricFamily(
+        name("expiry_refresh_interval_seconds"),
+        "The daemon's refresh interval (setting or policy rule).",
+        value=interval,
+    )
     found = expiry_daemon(now)
     yield GaugeMetricFamily(
         name("expiry_daemon_up"),

@@ -36,11 +36,17 @@ from tests.helpers import REPO_ROOT, free_port, wait_until
 
 # One test process builds and runs them, one at a time: two builds at once
 # would each take both cores.
-pytestmark = [pytest.mark.container, pytest.mark.xdist_group("container")]
+# The first test's set-up builds the image: minutes, not the suite's 300 s.
+pytestmark = [pytest.mark.container, pytest.mark.xdist_group("container"), pytest.mark.timeout(1800)]
 
 IMAGE = "localhost/microcloud:test"
 BASE_IMAGE = "debian:bookworm-slim"
+# pip in the build reaches PyPI only through this machine's CAs. Mounted
+# over the image's own bundle, it made Debian's ca-certificates fail to
+# install (its bundle is replaced by a rename, and a mount cannot be); as a
+# local CA, update-ca-certificates adds it to the bundle it builds.
 CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
+BUILD_CA = "/usr/local/share/ca-certificates/build-host.crt"
 UID = 10001  # the Dockerfile's user
 ADMIN = ("admin", "change-me-now-1")
 PG_URL = os.environ.get("PG_TEST_URL", "postgres://postgres@127.0.0.1:5432/postgres")
@@ -96,7 +102,7 @@ def podman(tmp_path_factory) -> Podman:
         pytest.skip("run once, in the pass on SQLite")
     required(["podman", "mmdebstrap", "runc"])
     conf = tmp_path_factory.mktemp("podman") / "containers.conf"
-    conf.write_text("[containers]\ndefault_ulimits = []\n")
+    conf.write_text('[containers]\ndefault_ulimits = []\n\n[engine]\nruntime = "runc"\n')
     return Podman(conf)
 
 
@@ -117,7 +123,7 @@ def image(podman, tmp_path_factory) -> dict:
         "--network",
         "host",
         "-v",
-        f"{CA_BUNDLE}:{CA_BUNDLE}:ro",
+        f"{CA_BUNDLE}:{BUILD_CA}:ro",
         "-t",
         IMAGE,
         str(REPO_ROOT),
@@ -169,8 +175,21 @@ def answers(port: int, path: str = "/healthz") -> int | None:
 
 
 def wait_for(port: int, path: str, status: int, timeout: float, *, podman=None, name=None) -> float:
-    """Wait until `path` answers `status`; return when (time.monotonic())."""
-    if not wait_until(lambda: answers(port, path) == status, timeout=timeout, interval=0.05):
+    """Wait until `path` answers `status`; return when (time.monotonic()).
+    Fail at once, with its logs, if container `name` has ended meanwhile."""
+    looked = [time.monotonic()]
+
+    def done() -> bool:
+        if answers(port, path) == status:
+            return True
+        if podman is not None and time.monotonic() - looked[0] > 1.0:
+            looked[0] = time.monotonic()
+            running = podman("inspect", "--format", "{{.State.Running}}", name, check=False).stdout.strip()
+            if running != "true":
+                raise AssertionError(f"container {name} ended before {path} answered {status}:\n{podman.logs(name)}")
+        return False
+
+    if not wait_until(done, timeout=timeout, interval=0.05):
         logs = podman.logs(name) if podman else ""
         raise AssertionError(f"{path} on {port} did not answer {status} within {timeout} s:\n{logs}")
     return time.monotonic()

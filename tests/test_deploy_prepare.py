@@ -71,25 +71,32 @@ def test_processes_starting_together_migrate_once_and_make_one_admin(new_databas
     assert sum("Admin user admin exists." in output for output in outputs) == STARTING_TOGETHER - 1
 
 
-def test_the_secret_key_is_made_once_and_kept(tmp_path, monkeypatch):
+@pytest.fixture
+def data(tmp_path) -> Path:
+    """An empty state volume."""
+    (tmp_path / "data").mkdir()
+    return tmp_path / "data"
+
+
+def test_the_secret_key_is_made_once_and_kept(data, monkeypatch):
     monkeypatch.delenv("SECRET_KEY", raising=False)
     monkeypatch.delenv("SECRET_KEY_FILE", raising=False)
-    entrypoint.ensure_secret_key(tmp_path)
-    key_file = tmp_path / "secret_key"
+    entrypoint.ensure_secret_key(data)
+    key_file = data / "secret_key"
     first = key_file.read_text()
     assert len(first.strip()) >= 50
     assert os.environ["SECRET_KEY_FILE"] == str(key_file)
     monkeypatch.delenv("SECRET_KEY_FILE")
-    entrypoint.ensure_secret_key(tmp_path)
+    entrypoint.ensure_secret_key(data)
     assert key_file.read_text() == first
-    assert sorted(path.name for path in tmp_path.iterdir()) == ["secret_key"]
+    assert sorted(path.name for path in data.iterdir()) == ["secret_key"]
 
 
-def test_a_given_key_is_used_and_nothing_is_written(tmp_path, monkeypatch):
+def test_a_given_key_is_used_and_nothing_is_written(data, monkeypatch):
     monkeypatch.setenv("SECRET_KEY", "given-" * 10)
     monkeypatch.delenv("SECRET_KEY_FILE", raising=False)
-    entrypoint.ensure_secret_key(tmp_path)
-    assert list(tmp_path.iterdir()) == []
+    entrypoint.ensure_secret_key(data)
+    assert list(data.iterdir()) == []
     assert "SECRET_KEY_FILE" not in os.environ
 
 

@@ -50,15 +50,19 @@ def metrics_on(settings):
 
 
 @pytest.mark.django_db
-def test_it_is_off_without_a_token(settings, alice):
+def test_it_answers_the_token_and_is_off_without_one(settings, alice):
+    settings.METRICS_TOKEN = TOKEN
+    assert scrape().status_code == 200
     settings.METRICS_TOKEN = ""
     assert scrape().status_code == 404
     assert scrape(token=None).status_code == 404
+    assert scrape(token="").status_code == 404
 
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("header", ["", "Bearer", "Bearer wrong-token", f"Token {TOKEN}", f"Bearer {TOKEN}x"])
 def test_a_wrong_or_missing_token_finds_nothing(metrics_on, header):
+    assert scrape().status_code == 200
     response = Client().get("/metrics", HTTP_AUTHORIZATION=header) if header else Client().get("/metrics")
     assert response.status_code == 404
     assert b"microcloud_" not in response.content
@@ -131,12 +135,21 @@ def test_after_a_scripted_run_every_counter_equals_the_history(metrics_on, alice
 
 
 @pytest.mark.django_db
-def test_overdue_shares_are_told_apart_from_live_ones(metrics_on, make_shares):
-    make_shares(3, -5)  # past their deadline, no daemon has ended them
+def test_overdue_shares_are_told_apart_from_live_ones(metrics_on, make_shares, settings):
+    settings.EXPIRY_REFRESH_INTERVAL = 7200.0
+    late = make_shares(3, 60)
+    # Past their deadline, and no daemon has ended them.
+    Share.objects.filter(pk__in=[share.pk for share in late]).update(
+        created_at=timezone.now() - timedelta(hours=1), expires_at=timezone.now() - timedelta(seconds=5)
+    )
     make_shares(2, 3600)
-    states = {s.labels["state"]: s.value for s in families(scrape())["microcloud_shares"].samples}
+    make_shares(4, 3 * 3600)  # beyond the daemon's window
+    found = families(scrape())
+    states = {s.labels["state"]: s.value for s in found["microcloud_shares"].samples}
     assert states["overdue"] == 3
-    assert states["active"] == 2
+    assert states["active"] == 6
+    assert sample(found, "microcloud_expiry_window_shares", "microcloud_expiry_window_shares") == 2
+    assert sample(found, "microcloud_expiry_daemon_up", "microcloud_expiry_daemon_up") == 0
 
 
 @pytest.mark.django_db
