@@ -188,3 +188,18 @@ def test_the_manifest_lists_every_file_with_size_and_sha256(alice, make_file, tm
 def test_a_manifest_name_cannot_leave_the_backup(tmp_path):
     with pytest.raises(ValueError, match="leaves the backup"):
         safe_path(tmp_path, "../../etc/passwd")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_on_postgresql_the_bytes_come_back_into_an_empty_store(alice, make_file, tmp_path, settings):
+    """PostgreSQL: pg_restore brings the database back; restore brings the bytes."""
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite's restore brings the database back too (above)")
+    made = [make_file(alice, name=f"{n}.bin", data=os.urandom(700 + n)) for n in range(3)]
+    call_command("backup", str(tmp_path / "backup"), "--files")
+    settings.MEDIA_ROOT = tmp_path / "new-store"
+    call_command("restore", str(tmp_path / "backup"))
+    for stored in made:
+        assert sha256(tmp_path / "new-store" / stored.content.name) == stored.sha256
+    with pytest.raises(CommandError, match="the file store already holds"):
+        call_command("restore", str(tmp_path / "backup"))
