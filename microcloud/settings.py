@@ -46,6 +46,9 @@ INSTALLED_APPS = [
     "uploads",
     "collect",
     "api",
+    # Their management commands: backup and restore; prepare (the container's start-up).
+    "backups",
+    "deploy",
 ]
 
 MIDDLEWARE = [
@@ -185,6 +188,9 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False
 SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", False)
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+# Health checks and scrapes come over plain HTTP from inside the network
+# (a supervisor, a load balancer, Prometheus): answered, not redirected.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
 
 # --- REST API -------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -368,6 +374,14 @@ WEBHOOK_CONCURRENCY = envint("WEBHOOK_CONCURRENCY", 8, minimum=1)
 # Endpoints on loopback, private, link-local, multicast or reserved addresses
 # are refused (at registration and again before each send) unless this is on.
 WEBHOOK_ALLOW_PRIVATE_TARGETS = envbool("WEBHOOK_ALLOW_PRIVATE_TARGETS", False)
+
+# --- Metrics ----------------------------------------------------------------
+# /metrics (Prometheus's text format) answers only requests carrying
+# "Authorization: Bearer <METRICS_TOKEN>"; empty (the default): it is off,
+# a 404 for everyone, as it is for a wrong token.
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "").strip()
+if METRICS_TOKEN and len(METRICS_TOKEN) < 20:
+    raise ImproperlyConfigured("METRICS_TOKEN must be at least 20 characters (a random one), or empty for no /metrics")
 
 # --- Logging --------------------------------------------------------------
 LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO").upper()
