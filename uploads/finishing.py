@@ -103,6 +103,7 @@ def finish(upload: Upload, write_claim: WriteClaim) -> StoredFile | None:
                         upload=content,
                         delete_when_unshared=upload.delete_when_unshared,
                         reserved=upload.length,  # set aside when the upload was created
+                        reserved_by=upload.reserved_by,
                         still_wanted=partial(mark_finished, write_claim),
                     )
                 finally:
@@ -156,6 +157,7 @@ def _store_from_bucket(upload: Upload, write_claim: WriteClaim, in_bucket) -> St
         upload=content,
         delete_when_unshared=upload.delete_when_unshared,
         reserved=upload.length,
+        reserved_by=upload.reserved_by,
         still_wanted=partial(mark_finished, write_claim),
     )
 

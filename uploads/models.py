@@ -126,6 +126,11 @@ class Upload(models.Model):
     filename = models.CharField(max_length=255, help_text="The stored file's name (cleaned).")
     content_type = models.CharField(max_length=255, blank=True, help_text="Empty: guessed from the name.")
     delete_when_unshared = models.BooleanField(default=False)
+    # Who set its length aside in the owner's quota (its owner, or a stranger
+    # through an upload request): removing or finishing it gives that back.
+    reserved_by = models.CharField(
+        max_length=8, choices=quotas.Reserver.choices, default=quotas.Reserver.OWNER, editable=False
+    )
     created_at = models.DateTimeField(default=timezone.now)
     # Renewed by every request that adds bytes, and once more at the finish:
     # a client that lost the last answer can still learn the file until then.
@@ -210,13 +215,13 @@ def _delete_locked(upload_id: str) -> bool:
     unfinished one set aside (once: only the remover that found the row
     does; a finished one's space became its file's), and its bytes after
     the commit."""
-    row = Upload.objects.filter(pk=upload_id).values_list("owner_id", "length", "finished_at").first()
+    row = Upload.objects.filter(pk=upload_id).values_list("owner_id", "length", "finished_at", "reserved_by").first()
     if row is None:
         return False
     Upload.objects.filter(pk=upload_id).delete()
-    owner_id, length, finished_at = row
+    owner_id, length, finished_at, reserved_by = row
     if finished_at is None:
-        quotas.release(owner_id, length)
+        quotas.release(owner_id, length, by=reserved_by)
     upload_removed.send(sender=Upload, upload_id=upload_id, length=length, finished=finished_at is not None)
     transaction.on_commit(partial(discard_partial_file, upload_id))
     return True
