@@ -5,6 +5,7 @@ asking a million bytes each, then 1,000 one-byte PATCHes. The flood gets
 the owner's quota stays within half of it, and the owner, from the same
 address, still uploads a file of their own."""
 
+import math
 import time
 from collections import Counter
 from datetime import timedelta
@@ -74,8 +75,10 @@ def test_a_flood_at_one_request_gets_429s_and_the_owner_still_uploads(alice, ser
     flooded_for = time.monotonic() - began
 
     served = POSTS + PATCHES - rate_limited
-    assert rate_limited >= POSTS + PATCHES - LIMIT, answers  # nothing past the limit was served
-    assert served <= LIMIT
+    assert rate_limited, answers
+    # No more than LIMIT in any minute: all of them when the flood took less
+    # (as it does, in seconds); a slower machine only spreads it over more windows.
+    assert served <= LIMIT * math.ceil(flooded_for / 60), (answers, flooded_for)
     assert answers[500] == 0
     account = StorageAccount.objects.get(pk=alice.pk)
     assert account.reserved_bytes == account.strangers_reserved_bytes <= QUOTA // 2
