@@ -302,6 +302,19 @@ DOWNLOAD_OFFLOAD_PREFIX = os.environ.get("DOWNLOAD_OFFLOAD_PREFIX", "/_protected
 if not (DOWNLOAD_OFFLOAD_PREFIX.startswith("/") and DOWNLOAD_OFFLOAD_PREFIX.endswith("/")):
     raise ImproperlyConfigured(f"DOWNLOAD_OFFLOAD_PREFIX must start and end with /, got {DOWNLOAD_OFFLOAD_PREFIX!r}")
 
+# --- Upload requests (links that collect files, /r/<token>/) ---------------
+# Requests a minute one client address may make to upload requests' links
+# (their pages and tus endpoints together); more get 429 with Retry-After.
+REQUEST_RATE_LIMIT = envint("REQUEST_RATE_LIMIT", 600, minimum=1)
+# Unfinished uploads one request takes at once, and all of an owner's
+# requests together; more are refused (429) until one finishes or goes.
+REQUEST_UNFINISHED_UPLOADS = envint("REQUEST_UNFINISHED_UPLOADS", 20, minimum=1)
+REQUEST_UNFINISHED_UPLOADS_PER_OWNER = envint("REQUEST_UNFINISHED_UPLOADS_PER_OWNER", 100, minimum=1)
+# Seconds an upload through a request is kept before its first bytes (each
+# chunk then renews it as UPLOAD_EXPIRES_AFTER says), so one nobody writes
+# to gives its place and its owner's space back within minutes.
+REQUEST_UPLOAD_START_TIMEOUT = envint("REQUEST_UPLOAD_START_TIMEOUT", 600, minimum=1)
+
 # --- Expiry daemon --------------------------------------------------------
 # Seconds between the daemon's window reloads; 0 means "follow the policy"
 # (1 day when the default lifetime is a day or more, else a tenth of it).
