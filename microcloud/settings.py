@@ -391,11 +391,13 @@ LOGGING = {
         "links": {"level": LOG_LEVEL},
         "expiry": {"level": LOG_LEVEL},
         "notices": {"level": LOG_LEVEL},
-        "webhooks": {"level": LOG_LEVEL},
+        # The endpoints it names may carry their receiver's key (query, userinfo).
+        "webhooks": {"level": LOG_LEVEL, "filters": ["redact_tokens"]},
         "django": {"level": "WARNING"},
         # Also on the loggers that write request paths, so every handler
         # (an admin's own, a test's) gets the redacted message.
         "django.request": {"filters": ["redact_tokens"]},
+        "django.security.csrf": {"filters": ["redact_tokens"]},
         # Configuring it replaces Django's own set-up, handler included.
         "django.server": {"handlers": ["server"], "level": "INFO", "propagate": False, "filters": ["redact_tokens"]},
     },
