@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "uploads",
     "collect",
     "api",
+    "tokens",
 ]
 
 MIDDLEWARE = [
@@ -248,6 +249,8 @@ RATELIMIT_SQLITE_PATH = Path(os.environ.get("RATELIMIT_SQLITE_PATH", BASE_DIR / 
 # failed ones per username, in any 10 minutes; more get 429 with Retry-After.
 LOGIN_ATTEMPTS_PER_ADDRESS = envint("LOGIN_ATTEMPTS_PER_ADDRESS", 30, minimum=1)
 LOGIN_FAILURES_PER_USERNAME = envint("LOGIN_FAILURES_PER_USERNAME", 10, minimum=1)
+# API tokens one user may hold at once (each log-in at POST /api/auth/token/ adds one).
+API_TOKENS_PER_USER = envint("API_TOKENS_PER_USER", 100, minimum=1)
 # Trusted reverse proxies in front of the web server: the client address is
 # that many entries from the end of X-Forwarded-For (0: REMOTE_ADDR).
 NUM_PROXIES = envint("NUM_PROXIES", 0, minimum=0)
