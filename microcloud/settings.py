@@ -34,6 +34,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "rest_framework.authtoken",
+    # After authtoken, whose token admin its own admin takes down.
+    "tokens",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "ratelimit",
@@ -46,7 +48,6 @@ INSTALLED_APPS = [
     "uploads",
     "collect",
     "api",
-    "tokens",
 ]
 
 MIDDLEWARE = [
