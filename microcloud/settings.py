@@ -34,6 +34,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "rest_framework.authtoken",
+    # After authtoken, whose token admin its own admin takes down.
+    "tokens",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "ratelimit",
@@ -254,6 +256,8 @@ RATELIMIT_SQLITE_PATH = Path(os.environ.get("RATELIMIT_SQLITE_PATH", BASE_DIR / 
 # failed ones per username, in any 10 minutes; more get 429 with Retry-After.
 LOGIN_ATTEMPTS_PER_ADDRESS = envint("LOGIN_ATTEMPTS_PER_ADDRESS", 30, minimum=1)
 LOGIN_FAILURES_PER_USERNAME = envint("LOGIN_FAILURES_PER_USERNAME", 10, minimum=1)
+# API tokens one user may hold at once (each log-in at POST /api/auth/token/ adds one).
+API_TOKENS_PER_USER = envint("API_TOKENS_PER_USER", 100, minimum=1)
 # Trusted reverse proxies in front of the web server: the client address is
 # that many entries from the end of X-Forwarded-For (0: REMOTE_ADDR).
 NUM_PROXIES = envint("NUM_PROXIES", 0, minimum=0)
@@ -418,11 +422,13 @@ LOGGING = {
         "links": {"level": LOG_LEVEL},
         "expiry": {"level": LOG_LEVEL},
         "notices": {"level": LOG_LEVEL},
-        "webhooks": {"level": LOG_LEVEL},
+        # The endpoints it names may carry their receiver's key (query, userinfo).
+        "webhooks": {"level": LOG_LEVEL, "filters": ["redact_tokens"]},
         "django": {"level": "WARNING"},
         # Also on the loggers that write request paths, so every handler
         # (an admin's own, a test's) gets the redacted message.
         "django.request": {"filters": ["redact_tokens"]},
+        "django.security.csrf": {"filters": ["redact_tokens"]},
         # Configuring it replaces Django's own set-up, handler included.
         "django.server": {"handlers": ["server"], "level": "INFO", "propagate": False, "filters": ["redact_tokens"]},
     },
