@@ -28,7 +28,7 @@ from django.core.files import File
 from storages.backends.s3 import S3Storage
 from storages.utils import clean_name
 
-from storage.bucket_partials import PART_SIZE, PartialObject
+from storage.bucket_partials import PART_SIZE, PartialObject, least_append
 from storage.disposition import attachment
 from storage.errors import StorageUnavailable, out_of_reach, reachable
 
@@ -210,6 +210,11 @@ class BucketStorage(S3Storage):
     def partial_object(self, name: str) -> PartialObject:
         """An object `name` assembled over many requests (a tus upload)."""
         return PartialObject(self.connection.meta.client, self.bucket_name, self._normalize_name(clean_name(name)))
+
+    def least_append(self, length: int) -> int:
+        """The fewest bytes one request may add to a partial object of
+        `length` bytes unless it completes it (storage.bucket_partials)."""
+        return least_append(length)
 
     @reachable
     def copy(self, source: str, target: str) -> None:

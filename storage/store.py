@@ -7,7 +7,8 @@ only some stores can do is asked here, never by testing a class:
 - `part_writer`: write a file as its bytes arrive (a bucket; the disk takes
   a whole temporary file instead);
 - `partial_object`: assemble an object over many requests (a tus upload in
-  a bucket; on the disk a partial file does it);
+  a bucket; on the disk a partial file does it), each request adding at
+  least `least_append` bytes but the last;
 - `presigned_download`: a URL the client fetches from the store itself.
 Nothing here knows what a share is.
 """
@@ -34,6 +35,14 @@ def partial_object(name: str):
     or None when the store has no such objects (the disk)."""
     store = files()
     return store.partial_object(name) if hasattr(store, "partial_object") else None
+
+
+def least_append(length: int) -> int:
+    """The fewest bytes one request may add to a partial object of `length`
+    bytes unless it completes it: a bucket's smallest part
+    (storage.bucket_partials), 1 on the disk (any append costs its bytes)."""
+    store = files()
+    return store.least_append(length) if hasattr(store, "least_append") else 1
 
 
 def presigns(store: Storage) -> bool:
