@@ -1,19 +1,26 @@
 """What a request costs the bucket (moto's S3 server over HTTP, every request
 counted in the storage's own client): a tus chunk costs its own bytes and a
 bounded number of requests, never the bytes sent before it; a chunk too
-small to be a part is refused unwritten, naming the least."""
+small to be a part is refused unwritten, naming the least; a zip of many files
+costs one GET per member it sends, and a HEAD of it none."""
 
 import hashlib
 import io
 import random
+import zipfile
+import zlib
+from datetime import timedelta
 
 import pytest
+from django.core.files.base import ContentFile
 from django.core.files.storage import storages
+from django.test import Client
+from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from tusclient import client as tus
 from tusclient.exceptions import TusUploadFailed
 
-from sharing.models import StoredFile
+from sharing.models import Share, StoredFile
 from tests import buckets
 from tests.helpers import free_port, report, run_manage, start_web, stop, storage_env, wait_for_port
 from tests.test_uploads_support import TUS, checksum, create, new_upload, patch
@@ -202,6 +209,95 @@ def test_tuspy_is_told_the_least_chunk_and_resumes_with_a_big_enough_one(web_on_
     # The same upload resumed from its URL, in the chunks docs/api.md names.
     client.uploader(file_path=str(source), chunk_size=8 * MiB, url=small.url).upload()
     assert StoredFile.objects.get(owner=alice).sha256 == hashlib.sha256(data).hexdigest()
+
+
+# --- zips ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def many(bucket_storage, alice):
+    """500 small files in the bucket, shared by one link."""
+    storage = storages["default"]
+    rows, contents = [], {}
+    for n in range(500):
+        data = f"file {n}\n".encode() * (n % 7 + 1)
+        name = storage.save(f"files/many/{n:03}", ContentFile(data))
+        contents[f"{n:03}.txt"] = data
+        rows.append(
+            StoredFile(
+                owner=alice,
+                content=name,
+                name=f"{n:03}.txt",
+                size=len(data),
+                content_type="text/plain",
+                sha256=hashlib.sha256(data).hexdigest(),
+                crc32=zlib.crc32(data),
+            )
+        )
+    files = StoredFile.objects.bulk_create(rows)
+    return Share.create_for(files=files, expires_at=timezone.now() + timedelta(hours=1)), contents
+
+
+def fetched(response) -> bytes:
+    try:
+        return b"".join(response.streaming_content)
+    finally:
+        response.close()
+
+
+def test_a_zip_of_500_files_costs_one_get_per_member_sent_and_its_head_none(many, capsys):
+    share, contents = many
+    storage, client, url = storages["default"], Client(), f"/s/{share.token}/all.zip"
+    with buckets.counted(storage) as on_head:
+        head = client.head(url)
+    with buckets.counted(storage) as on_get:
+        whole = fetched(client.get(url))
+    archive = zipfile.ZipFile(io.BytesIO(whole))
+    infos = archive.infolist()
+    ends = [info.header_offset for info in infos[1:]] + [archive.start_dir]  # where each member's data ends
+    half = len(whole) // 2
+    with buckets.counted(storage) as on_resume:
+        rest = fetched(client.get(url, HTTP_RANGE=f"bytes={half}-"))
+    sent_again = sum(end > half for end in ends)
+    report(
+        capsys,
+        "a zip of 500 files in a bucket",
+        head_requests=len(on_head),
+        get_requests=len(on_get),
+        resume_requests=len(on_resume),
+        members_resumed=sent_again,
+    )
+
+    assert (head.status_code, int(head["Content-Length"])) == (200, len(whole))
+    assert len(on_head) == 0
+    assert archive.testzip() is None
+    assert {info.filename: archive.read(info) for info in infos} == contents
+    assert on_get.operations == ["GetObject"] * 500
+    assert on_get.received == sum(len(data) for data in contents.values())  # each member's bytes, once
+    assert rest == whole[half:]
+    assert on_resume.operations == ["GetObject"] * sent_again
+
+
+def read_into(received: bytearray, chunks) -> None:
+    for chunk in chunks:
+        received += chunk
+
+
+def test_a_zip_member_whose_object_changed_size_cuts_the_zip_before_a_wrong_byte(bucket_storage, alice, make_file):
+    files = [make_file(alice, f"{n}.txt", f"file {n}\n".encode() * 100) for n in range(3)]
+    share = Share.create_for(files=files, expires_at=timezone.now() + timedelta(hours=1))
+    storage = storages["default"]
+    storage.delete(files[1].content.name)
+    storage.save(files[1].content.name, ContentFile(b"shorter now\n"))
+    response = Client().get(f"/s/{share.token}/all.zip")
+    received = bytearray()
+    with buckets.counted(storage) as calls, pytest.raises(OSError, match="not the 700 it was opened with"):
+        read_into(received, response.streaming_content)
+    response.close()
+
+    assert calls.operations == ["GetObject", "GetObject"]  # the first member, then the changed one
+    assert b"file 0\n" * 100 in received
+    assert b"shorter now" not in received
 
 
 def test_a_chunk_limit_under_a_part_with_a_bucket_stops_start_up_naming_it():
