@@ -28,6 +28,7 @@ from pages.forms import UploadForm
 from pages.owners import owner_shown
 from pages.security import PageHeadersMixin
 from sharing.models import QuotaExceeded
+from uploads.writing import page_chunk
 
 
 class RequestPage(PageHeadersMixin, View):
@@ -115,7 +116,7 @@ class RequestPage(PageHeadersMixin, View):
             "bytes_left": None if found.max_bytes is None else found.max_bytes - found.bytes_taken,
             "upload_action": reverse("collect:page", args=[found.token]),
             "tus_endpoint": reverse("collect:tus-uploads", args=[found.token]),
-            "tus_chunk_bytes": min(settings.TUS_WEB_CHUNK_BYTES, settings.TUS_MAX_CHUNK_BYTES),
+            "tus_chunk_bytes": page_chunk(),
             "max_upload_bytes": settings.MAX_UPLOAD_BYTES,
             "upload_form": context.pop("upload_form", None),
             **context,

@@ -12,7 +12,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from microcloud.databases import database_from_url
 from microcloud.env import envbool, envfloat, envint, envlist, secret_key
-from storage.url import storage_from_url
+from storage.url import BUCKET_BACKEND, storage_from_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -179,6 +179,14 @@ TUS_MAX_CHUNK_BYTES = envint("TUS_MAX_CHUNK_BYTES", 64 * 1024**2, minimum=1)
 # above): small enough that a proxy's body limit or a slow link does not
 # hold one request for long, big enough that per-request costs stay small.
 TUS_WEB_CHUNK_BYTES = envint("TUS_WEB_CHUNK_BYTES", 8 * 1024**2, minimum=1)
+# A bucket joins no part under 5 MiB but the last (SMALLEST_PART in
+# storage/bucket_partials.py, not imported here: it would load botocore into
+# every process): below that, no upload of more than one chunk could be sent.
+if STORAGES["default"]["BACKEND"] == BUCKET_BACKEND and TUS_MAX_CHUNK_BYTES < 5 * 1024**2:
+    raise ImproperlyConfigured(
+        "TUS_MAX_CHUNK_BYTES must be at least 5242880 (5 MiB) with a bucket (STORAGE_URL), "
+        f"got {TUS_MAX_CHUNK_BYTES}: S3 joins no smaller part but the last"
+    )
 
 # --- Security (production values when DEBUG is off) -----------------------
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if envbool("BEHIND_TLS_PROXY", False) else None

@@ -1,37 +1,49 @@
 """An object assembled over many requests, on any node: a resumable (tus)
 upload's bytes in a bucket, with nothing on the local disk.
 
-The bytes received so far are an S3 multipart upload's whole parts (part n
-holds bytes [(n-1) x PART_SIZE, n x PART_SIZE)) and a tail, the bytes past
-the last whole part, kept as an object of its own named by the offset it
-ends at (`KEY.tail-OFFSET`). A request that appends at an offset reads that
-tail (less than a part, the most it holds in memory), adds its body, sends
-every part it fills and leaves a new tail. Part numbers are fixed by the
-offset, so a chunk that is not kept (a checksum mismatch) is simply sent
-again over the same parts, and an old tail goes only once the upload's
-offset has moved past it. Completing sends the tail as the last part and
-joins the parts into the object KEY.
-"""
+The bytes received so far are an S3 multipart upload's parts and nothing
+else. A request that appends sends its own bytes as parts while they
+arrive, and never reads back or rewrites what earlier requests sent: it
+costs one bucket call to find the upload and one per part, its own bytes'
+worth of traffic, however many requests came before it.
 
-from botocore.exceptions import ClientError
+S3 joins only parts of at least 5 MiB (but the last), so every append but
+the one that completes the object carries at least `least_append(length)`
+bytes (the caller refuses smaller ones before reading them), and a part is
+sent only when what follows it in the same append is that long too (or
+nothing follows: the append's last part). A part is numbered by where it
+starts, `start // least_append(length) + 1`: the parts that make the object
+start at least that far apart, so no two of them share a number, and a
+part sent again at the same place (a chunk that was not kept, resent)
+replaces the one before. A part sent by an append that was not kept, at a
+place the kept ones then pass over, stays in the upload unused: completing
+follows the chain from byte 0, each part's size leading to the next one's
+number, and joins only those.
+"""
 
 from storage.errors import reachable
 
-# S3 wants parts of at least 5 MiB (but the last); 8 MiB is what boto3's own
-# transfers use, and the most an upload holds in memory.
+# The part size of a file written in one request (storage.buckets.PartWriter),
+# and the most of an append held in memory before it is sent as a part (with
+# at most a smallest part's worth more, when the append ends right after):
+# 8 MiB is what boto3's own transfers use.
 PART_SIZE = 8 * 1024 * 1024
+# S3 refuses to join smaller parts, but the last.
+SMALLEST_PART = 5 * 1024 * 1024
+# S3 numbers an upload's parts from 1 to 10,000.
+MOST_PARTS = 10_000
 
 
-def _missing(error: ClientError) -> bool:
-    return error.response.get("Error", {}).get("Code", "") in ("NoSuchKey", "NoSuchUpload", "404", "NotFound")
+def least_append(length: int) -> int:
+    """The fewest bytes an append to an object of `length` bytes may carry
+    unless it completes the object: S3's smallest part, or more when the
+    file would not fit in 10,000 parts that small (past 48.8 GiB)."""
+    return max(SMALLEST_PART, -(-length // MOST_PARTS))
 
 
 class PartialObject:
     def __init__(self, client, bucket: str, key: str):
         self.client, self.bucket, self.key = client, bucket, key
-
-    def tail_key(self, end: int) -> str:
-        return f"{self.key}.tail-{end}"
 
     @reachable
     def create(self) -> None:
@@ -47,56 +59,45 @@ class PartialObject:
                 return upload["UploadId"]
         raise FileNotFoundError(f"No unfinished upload {self.key} in bucket {self.bucket}")
 
-    @reachable
-    def read_tail(self, end: int) -> bytes:
-        if end % PART_SIZE == 0:
-            return b""
-        try:
-            return self.client.get_object(Bucket=self.bucket, Key=self.tail_key(end))["Body"].read()
-        except ClientError as error:
-            if _missing(error):
-                raise FileNotFoundError(self.tail_key(end)) from None
-            raise
-
-    def appender(self, start: int) -> "Appender":
-        return Appender(self, start)
-
-    @reachable
-    def drop_tail(self, end: int) -> None:
-        """Delete the tail that ends at `end` (the offset moved past it)."""
-        if end % PART_SIZE:
-            self.client.delete_object(Bucket=self.bucket, Key=self.tail_key(end))
-
-    @reachable
-    def complete(self, length: int) -> None:
-        """Make KEY the object of `length` bytes the parts and tail hold."""
-        upload_id = self.upload_id()
-        tail = self.read_tail(length)
-        whole = length // PART_SIZE
-        count = whole + 1 if tail or whole == 0 else whole
-        if count > whole:
-            self.send_part(upload_id, count, tail)
-        etags = {}
-        for page in self.client.get_paginator("list_parts").paginate(
-            Bucket=self.bucket, Key=self.key, UploadId=upload_id
-        ):
-            for part in page.get("Parts", []):
-                etags[part["PartNumber"]] = part["ETag"]
-        missing = [number for number in range(1, count + 1) if number not in etags]
-        if missing:
-            raise FileNotFoundError(f"{self.key}: parts {missing} were never received")
-        parts = [{"PartNumber": number, "ETag": etags[number]} for number in range(1, count + 1)]
-        self.client.complete_multipart_upload(
-            Bucket=self.bucket, Key=self.key, UploadId=upload_id, MultipartUpload={"Parts": parts}
-        )
+    def appender(self, start: int, size: int, length: int) -> "Appender":
+        """The writer of an append of `size` bytes at `start` to the object
+        of `length` bytes (FileNotFoundError when the upload is gone)."""
+        return Appender(self, start, size, length)
 
     @reachable
     def send_part(self, upload_id: str, number: int, data: bytes) -> None:
         self.client.upload_part(Bucket=self.bucket, Key=self.key, UploadId=upload_id, PartNumber=number, Body=data)
 
     @reachable
+    def complete(self, length: int) -> None:
+        """Make KEY the object of `length` bytes the parts hold, from byte 0
+        on (FileNotFoundError when they do not: gone, or never received)."""
+        upload_id = self.upload_id()
+        received = {}
+        for page in self.client.get_paginator("list_parts").paginate(
+            Bucket=self.bucket, Key=self.key, UploadId=upload_id
+        ):
+            for part in page.get("Parts", []):
+                received[part["PartNumber"]] = part
+        step = least_append(length)
+        chain, position = [], 0
+        while position < length:
+            part = received.get(position // step + 1)
+            if part is None or part["Size"] <= 0:
+                raise FileNotFoundError(f"{self.key}: no part starts at byte {position}")
+            chain.append({"PartNumber": part["PartNumber"], "ETag": part["ETag"]})
+            position += part["Size"]
+        if position != length:
+            raise FileNotFoundError(f"{self.key}: the parts hold {position} bytes, not {length}")
+        self.client.complete_multipart_upload(
+            Bucket=self.bucket, Key=self.key, UploadId=upload_id, MultipartUpload={"Parts": chain}
+        )
+
+    @reachable
     def discard(self) -> None:
-        """Leave nothing: the unfinished upload, its tails, a completed KEY."""
+        """Leave nothing: the unfinished upload, a completed KEY, and the
+        tail objects (`KEY.tail-OFFSET`) an upload begun by an earlier
+        version of this module may have left."""
         listed = self.client.list_multipart_uploads(Bucket=self.bucket, Prefix=self.key)
         for upload in listed.get("Uploads", []):
             if upload["Key"] == self.key:
@@ -108,28 +109,47 @@ class PartialObject:
 
 
 class Appender:
-    """One request's bytes appended from `start`: whole parts sent as they
-    fill, the rest left as the new tail when the request keeps them."""
+    """One request's append of `size` bytes at `start`: parts sent as the
+    bytes arrive; `kept` says how many of them are in parts so far."""
 
-    def __init__(self, partial: PartialObject, start: int):
+    def __init__(self, partial: PartialObject, start: int, size: int, length: int):
         self.partial = partial
         self.upload_id = partial.upload_id()
-        self.base = start - start % PART_SIZE
-        self.buffer = bytearray(partial.read_tail(start))
+        self.step = least_append(length)
+        self.piece = max(PART_SIZE, self.step)
+        self.start = self.sent = start
+        self.end = start + size
+        self.completes = self.end == length
+        self.buffer = bytearray()
+
+    @property
+    def kept(self) -> int:
+        return self.sent - self.start
 
     def write(self, data: bytes) -> None:
         self.buffer += data
-        while len(self.buffer) >= PART_SIZE:
-            self.partial.send_part(self.upload_id, self.base // PART_SIZE + 1, bytes(self.buffer[:PART_SIZE]))
-            self.base += PART_SIZE
-            del self.buffer[:PART_SIZE]
+        while len(self.buffer) >= self.piece and self._may_follow(self.end - self.sent - self.piece):
+            self._send(bytes(self.buffer[: self.piece]))
+            del self.buffer[: self.piece]
 
-    @reachable
-    def close(self, *, keep: bool) -> None:
-        """Leave the tail for the next request, if this one's bytes are kept."""
-        if keep and self.buffer:
-            end = self.base + len(self.buffer)
-            self.partial.client.put_object(
-                Bucket=self.partial.bucket, Key=self.partial.tail_key(end), Body=bytes(self.buffer)
-            )
+    def _may_follow(self, rest: int) -> bool:
+        """Whether a part may end where `rest` bytes of the append are left:
+        enough of them for a part of their own, or any when they end the
+        object (its last part may be smaller); none left is the append's
+        last part, sent by finish()."""
+        return rest >= self.step or (self.completes and rest > 0)
+
+    def finish(self) -> None:
+        """Send the rest of an append that arrived whole and is kept."""
+        if self.buffer:
+            self._send(bytes(self.buffer))
+            self.buffer = bytearray()
+
+    def drop(self) -> None:
+        """Forget the rest of an append that is not kept (cut short, or not
+        matching its checksum): only whole parts already sent remain."""
         self.buffer = bytearray()
+
+    def _send(self, data: bytes) -> None:
+        self.partial.send_part(self.upload_id, self.sent // self.step + 1, data)
+        self.sent += len(data)

@@ -6,7 +6,8 @@ Two things the stock S3Storage does not do, which downloads need:
 - Reading a range. S3File fetches the whole object into a temporary file on
   its first read; a resumed 4 GiB download would fetch 4 GiB to send its
   last megabyte. ObjectReader asks the bucket for the bytes from where it
-  stands (one GET with Range per seek) and streams them.
+  stands (one GET with Range per seek; given the size, as a zip's members
+  are, one GET at the first read and none before) and streams them.
 - Reading what a deletion removes. The GET starts when the object is opened
   (and when it seeks): a bucket serves a GET already answered to its end
   even if the object is deleted meanwhile, as a local file opened before its
@@ -28,7 +29,7 @@ from django.core.files import File
 from storages.backends.s3 import S3Storage
 from storages.utils import clean_name
 
-from storage.bucket_partials import PART_SIZE, PartialObject
+from storage.bucket_partials import PART_SIZE, PartialObject, least_append
 from storage.disposition import attachment
 from storage.errors import StorageUnavailable, out_of_reach, reachable
 
@@ -40,22 +41,38 @@ SINGLE_COPY_LIMIT = 5 * 1024**3
 
 class ObjectReader(io.RawIOBase):
     """A seekable, read-only view of one object: reads stream from a GET
-    that starts at the current position."""
+    that starts at the current position.
 
-    def __init__(self, client, bucket: str, key: str):
+    Opened without a size, it starts its GET at once (at byte 0) and learns
+    the size from it. Opened with the size the caller knows (a zip's
+    members: their sizes are in the database), it asks for nothing until
+    the first read, and then for the bytes from there to that size's end in
+    one ranged GET, whose Content-Range also says whether the object still
+    has that size: a zip member costs one request, none spent on HEADs."""
+
+    def __init__(self, client, bucket: str, key: str, size: int | None = None):
         super().__init__()
         self._client, self._bucket, self._key = client, bucket, key
         self._position = 0
         self._body = None
-        self.size: int | None = None
-        self._start()
+        self._sized = size is not None
+        self._due = self._sized  # a GET is owed from the position at the next read
+        self.size: int | None = size
+        if not self._sized:
+            self._start()
 
     def _start(self) -> None:
         """Open the GET from the current position (FileNotFoundError when
-        the object is gone)."""
+        the object is gone; OSError when it is not the size it was opened
+        with)."""
         self._close_body()
+        self._due = False
         request = {"Bucket": self._bucket, "Key": self._key}
-        if self._position:
+        if self._sized:
+            if self._position >= self.size:
+                return  # nothing left to read: nothing to ask
+            request["Range"] = f"bytes={self._position}-{self.size - 1}"
+        elif self._position:
             # Without a Range from 0: an empty object has no byte 0 to ask for.
             request["Range"] = f"bytes={self._position}-"
         try:
@@ -70,9 +87,13 @@ class ObjectReader(io.RawIOBase):
                 self._body = None
                 return
             raise OSError(f"Cannot read {self._key} from bucket {self._bucket}: {error}") from error
+        content_range = answer.get("ContentRange")  # "bytes 10-99/100"
+        length = int(content_range.rsplit("/", 1)[1]) if content_range else answer["ContentLength"]
         if self.size is None:
-            content_range = answer.get("ContentRange")  # "bytes 10-99/100"
-            self.size = int(content_range.rsplit("/", 1)[1]) if content_range else answer["ContentLength"]
+            self.size = length
+        elif self._sized and length != self.size:
+            answer["Body"].close()
+            raise OSError(f"{self._key} is {length} bytes, not the {self.size} it was opened with")
         self._body = answer["Body"]
 
     def _close_body(self) -> None:
@@ -96,9 +117,13 @@ class ObjectReader(io.RawIOBase):
             offset += self._object_size()
         if offset < 0:
             raise ValueError(f"negative seek position {offset}")
-        if offset != self._position or self._body is None:
+        if offset != self._position or (self._body is None and not self._due):
             self._position = offset
-            self._start()
+            if self._sized:
+                self._close_body()
+                self._due = True  # asked for when read, not on every seek
+            else:
+                self._start()
         return self._position
 
     def _object_size(self) -> int:
@@ -107,6 +132,8 @@ class ObjectReader(io.RawIOBase):
         return self.size
 
     def readinto(self, buffer) -> int:
+        if self._due:
+            self._start()
         if self._body is None:
             return 0
         data = self._body.read(len(buffer))
@@ -184,6 +211,10 @@ class BucketStorage(S3Storage):
                 retries={"mode": "standard", "max_attempts": 3},
             )
 
+    # Asking whether an object is there is a request (a HEAD): a zip does not
+    # ask it of each member (store.presence_is_free).
+    presence_costs_a_request = True
+
     # Every operation a request makes: out of reach is StorageUnavailable.
     exists = reachable(S3Storage.exists)
     delete = reachable(S3Storage.delete)
@@ -200,6 +231,12 @@ class BucketStorage(S3Storage):
         key = self._normalize_name(clean_name(name))
         return File(ObjectReader(self.connection.meta.client, self.bucket_name, key), name=name)
 
+    def open_sized(self, name: str, size: int) -> File:
+        """`name` to read, known to be `size` bytes: nothing is asked of the
+        bucket before the first read, which is one ranged GET (storage.store)."""
+        key = self._normalize_name(clean_name(name))
+        return File(ObjectReader(self.connection.meta.client, self.bucket_name, key, size=size), name=name)
+
     @reachable
     def part_writer(self, name: str, content_type: str) -> PartWriter:
         """Write `name` as its bytes arrive (uploads stream into the bucket:
@@ -210,6 +247,11 @@ class BucketStorage(S3Storage):
     def partial_object(self, name: str) -> PartialObject:
         """An object `name` assembled over many requests (a tus upload)."""
         return PartialObject(self.connection.meta.client, self.bucket_name, self._normalize_name(clean_name(name)))
+
+    def least_append(self, length: int) -> int:
+        """The fewest bytes one request may add to a partial object of
+        `length` bytes unless it completes it (storage.bucket_partials)."""
+        return least_append(length)
 
     @reachable
     def held_under(self, folder: str) -> list[tuple[str, float]]:

@@ -7,7 +7,11 @@ only some stores can do is asked here, never by testing a class:
 - `part_writer`: write a file as its bytes arrive (a bucket; the disk takes
   a whole temporary file instead);
 - `partial_object`: assemble an object over many requests (a tus upload in
-  a bucket; on the disk a partial file does it);
+  a bucket; on the disk a partial file does it), each request adding at
+  least `least_append` bytes but the last;
+- `open_sized`: open a file whose length is known, for one ranged read (a
+  zip's member), and `presence_is_free`: whether asking if bytes are there
+  costs a request;
 - `presigned_download`: a URL the client fetches from the store itself;
 - `held_under`: what a folder holds, unfinished objects included (a
   bucket; on the disk the folder is listed from the file system).
@@ -44,6 +48,30 @@ def held_under(folder: str) -> list[tuple[str, float]] | None:
     the store cannot say (the disk: list the folder from the file system)."""
     store = files()
     return store.held_under(folder) if hasattr(store, "held_under") else None
+
+
+def least_append(length: int) -> int:
+    """The fewest bytes one request may add to a partial object of `length`
+    bytes unless it completes it: a bucket's smallest part
+    (storage.bucket_partials), 1 on the disk (any append costs its bytes)."""
+    store = files()
+    return store.least_append(length) if hasattr(store, "least_append") else 1
+
+
+def open_sized(storage: Storage, name: str, size: int):
+    """`name` opened to read, its length known to be `size` (a zip member's,
+    from the database): a bucket asks for nothing before the first read,
+    then for the bytes from there in one ranged GET that also checks the
+    length; other stores open it as Storage.open does."""
+    if hasattr(storage, "open_sized"):
+        return storage.open_sized(name, size)
+    return storage.open(name, "rb")
+
+
+def presence_is_free(storage: Storage) -> bool:
+    """Whether asking `storage` if a file's bytes are there costs nothing
+    worth counting (a stat on the disk), rather than a request (a bucket's HEAD)."""
+    return not getattr(storage, "presence_costs_a_request", False)
 
 
 def presigns(store: Storage) -> bool:

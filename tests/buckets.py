@@ -9,6 +9,8 @@ still answers 200), so tests check the signed fields instead.
 import os
 import urllib.request
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from urllib.parse import parse_qs, urlsplit
 
@@ -70,3 +72,44 @@ def fetch(url: str) -> Fetched:
 def endpoint_of(url: str) -> str:
     """The endpoint a storage_url() names."""
     return parse_qs(urlsplit(url).query)["endpoint"][0]
+
+
+class BucketCalls:
+    """The requests a storage's client made to the bucket while counted:
+    each operation's name, and the bytes of the bodies sent and received."""
+
+    def __init__(self):
+        self.operations: list[str] = []
+        self.sent = 0
+        self.received = 0
+
+    def sending(self, request, **kwargs) -> None:
+        headers = request.headers
+        length = headers.get("X-Amz-Decoded-Content-Length") or headers.get("Content-Length") or 0
+        self.sent += int(length)
+
+    def answered(self, http_response, model, **kwargs) -> None:
+        self.operations.append(model.name)
+        if model.name == "GetObject":  # the object's bytes, whether read or not
+            self.received += int(http_response.headers.get("Content-Length") or 0)
+
+    def __len__(self) -> int:
+        return len(self.operations)
+
+    def count(self, operation: str) -> int:
+        return self.operations.count(operation)
+
+
+@contextmanager
+def counted(storage) -> Iterator[BucketCalls]:
+    """Count the bucket requests `storage` (a BucketStorage) makes from this
+    thread (its client is this thread's) until the block ends."""
+    calls = BucketCalls()
+    events = storage.connection.meta.client.meta.events
+    events.register("before-send.s3", calls.sending, unique_id=f"count-send-{id(calls)}")
+    events.register("after-call.s3", calls.answered, unique_id=f"count-call-{id(calls)}")
+    try:
+        yield calls
+    finally:
+        events.unregister("before-send.s3", unique_id=f"count-send-{id(calls)}")
+        events.unregister("after-call.s3", unique_id=f"count-call-{id(calls)}")

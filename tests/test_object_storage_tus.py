@@ -34,8 +34,9 @@ def test_a_tus_upload_in_chunks_becomes_one_object(bucket_storage, alice_client)
     endpoint, bucket = bucket_storage
     path = new_upload(alice_client, len(DATA), filename="photos.tar")
     send(alice_client, path, DATA[: 2 * CHUNK])
-    # Mid-way: whole parts in the unfinished upload, the rest in one tail.
-    assert [key.rsplit("/", 1)[1] for key in buckets.keys(endpoint, bucket)] == [f"{upload_id(path)}.tail-{2 * CHUNK}"]
+    # Mid-way: every byte in the unfinished upload's parts, no object of its own.
+    assert buckets.keys(endpoint, bucket) == []
+    assert [upload["Key"].rsplit("/", 1)[1] for upload in unfinished(endpoint, bucket)] == [upload_id(path)]
     assert not partial_dir().exists()  # nothing on the local disk
     send(alice_client, path, DATA, start=2 * CHUNK)
 

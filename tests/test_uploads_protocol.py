@@ -20,19 +20,22 @@ from tests.test_uploads_support import (
     upload_id,
 )
 from tokens.service import issue
-from uploads.models import Upload, partial_dir, partial_object, partial_path
+from uploads.models import Upload, partial_dir, partial_path
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("either_storage")]
 
 
 def received(path: str) -> bytes:
-    """The bytes an upload has kept so far (on the disk, or in a bucket:
-    below one part, all in its tail)."""
-    uid = upload_id(path)
-    in_bucket = partial_object(uid)
-    if in_bucket is None:
-        return partial_path(uid).read_bytes()
-    return in_bucket.read_tail(Upload.objects.get(pk=uid).offset)
+    """The bytes an upload has kept so far, in its partial file."""
+    return partial_path(upload_id(path)).read_bytes()
+
+
+@pytest.fixture
+def small_chunks(either_storage):
+    """These tests send chunks of a few bytes that do not end their upload:
+    a bucket refuses them (tests/test_object_storage_costs.py)."""
+    if either_storage[0] == "bucket":
+        pytest.skip("a bucket takes no chunk under 5 MiB but the last (tests/test_object_storage_costs.py)")
 
 
 def no_partial_bytes() -> bool:
@@ -136,7 +139,7 @@ def test_the_partial_bytes_live_in_a_private_folder(alice_client, media_root, ei
     assert alice_client.get(f"/media/uploads/partial/{upload_id(path)}").status_code == 404
 
 
-def test_patches_append_at_the_offset(alice_client):
+def test_patches_append_at_the_offset(alice_client, small_chunks):
     path = new_upload(alice_client, 10, filename="a.txt")
 
     first = patch(alice_client, path, 0, b"0123")
@@ -149,7 +152,7 @@ def test_patches_append_at_the_offset(alice_client):
     assert received(path) == b"0123456"
 
 
-def test_a_patch_at_another_offset_is_409_and_changes_nothing(alice_client):
+def test_a_patch_at_another_offset_is_409_and_changes_nothing(alice_client, small_chunks):
     path = new_upload(alice_client, 10)
     patch(alice_client, path, 0, b"0123")
 
@@ -254,7 +257,7 @@ def test_patch_refusals(content_type, headers, body, status, detail, alice_clien
     assert Upload.objects.get().offset == 0
 
 
-def test_a_chunk_above_the_chunk_limit_is_refused_unread(alice_client, settings):
+def test_a_chunk_above_the_chunk_limit_is_refused_unread(alice_client, settings, small_chunks):
     settings.TUS_MAX_CHUNK_BYTES = 4
     path = new_upload(alice_client, 10)
 
@@ -277,7 +280,7 @@ def test_the_chunk_limit_sits_below_the_body_limit_of_the_middleware(settings):
     assert settings.TUS_MAX_CHUNK_BYTES == 64 * 1024**2 < settings.MAX_UPLOAD_BYTES
 
 
-def test_creation_with_upload_takes_the_first_bytes(alice_client):
+def test_creation_with_upload_takes_the_first_bytes(alice_client, small_chunks):
     response = create(alice_client, 10, metadata(filename="a.bin"), body=b"01234")
 
     assert response.status_code == 201
@@ -296,7 +299,7 @@ def test_creation_with_a_body_of_another_type_is_415(alice_client):
     assert Upload.objects.count() == 0
 
 
-def test_someone_elses_upload_is_404_like_a_missing_one(alice_client, bob_client):
+def test_someone_elses_upload_is_404_like_a_missing_one(alice_client, bob_client, small_chunks):
     path = new_upload(alice_client, 10)
     patch(alice_client, path, 0, b"01")
     missing = "/api/uploads/" + "A" * 22
@@ -311,7 +314,7 @@ def test_someone_elses_upload_is_404_like_a_missing_one(alice_client, bob_client
     assert received(path) == b"01"
 
 
-def test_termination_removes_the_row_and_the_bytes(alice_client, django_capture_on_commit_callbacks):
+def test_termination_removes_the_row_and_the_bytes(alice_client, django_capture_on_commit_callbacks, small_chunks):
     path = new_upload(alice_client, 10)
     patch(alice_client, path, 0, b"01")
 

@@ -30,7 +30,7 @@ from uploads.finishing import BytesMissing, finish
 from uploads.models import Upload, create_partial_file, discard_partial_file, expires_after, remove_upload
 from uploads.protocol import TusError
 from uploads.signals import upload_created
-from uploads.writing import ClaimLost, claim, commit, receive
+from uploads.writing import ClaimLost, claim, commit, least_chunk, receive, too_small
 
 
 class JSONOnly(BaseContentNegotiation):
@@ -75,6 +75,10 @@ class TusView(APIView):
                 "Tus-Extension": protocol.EXTENSIONS,
                 "Tus-Max-Size": str(settings.MAX_UPLOAD_BYTES),
                 "Tus-Checksum-Algorithm": ",".join(protocol.CHECKSUMS),
+                # What holds for any upload allowed: the least chunk grows with the length.
+                "Upload-Limit": protocol.upload_limit(
+                    least_chunk(settings.MAX_UPLOAD_BYTES), settings.TUS_MAX_CHUNK_BYTES
+                ),
             },
         )
 
@@ -87,6 +91,13 @@ class TusView(APIView):
             raise protocol.chunk_too_large(settings.TUS_MAX_CHUNK_BYTES)
         return size, protocol.parse_checksum(request.headers.get("Upload-Checksum"))
 
+    def chunk_fits(self, request, offset: int, size: int, length: int) -> None:
+        """Refuse a chunk too small for the store to take cheaply
+        (uploads.writing.too_small), its bytes read but never written."""
+        if too_small(offset, size, length):
+            protocol.drain(request._request, size)
+            raise protocol.chunk_too_small(size, least_chunk(length), settings.TUS_MAX_CHUNK_BYTES)
+
     def append(self, request, upload: Upload, offset: int, size: int, checksum) -> Upload:
         """Append the body at `offset` (see uploads.writing); finish the
         upload when that completes it. Return the upload as it is after."""
@@ -94,7 +105,7 @@ class TusView(APIView):
         if write_claim is None:
             raise self.refusal(request, upload.pk, offset)
         try:
-            got = receive(request._request, write_claim, offset, size, checksum)
+            got = receive(request._request, write_claim, offset, size, checksum, upload.length)
         except FileNotFoundError:  # terminated meanwhile (404), or its bytes lost (410)
             write_claim.release()
             self.owned(request, upload.pk)
@@ -149,7 +160,11 @@ class TusView(APIView):
         return request.build_absolute_uri(reverse("tus-upload", args=[upload_id]))
 
     def progress_headers(self, upload: Upload) -> dict[str, str]:
-        headers = {"Upload-Offset": str(upload.offset), "Upload-Expires": protocol.expires_header(upload.expires_at)}
+        headers = {
+            "Upload-Offset": str(upload.offset),
+            "Upload-Expires": protocol.expires_header(upload.expires_at),
+            "Upload-Limit": protocol.upload_limit(least_chunk(upload.length), settings.TUS_MAX_CHUNK_BYTES),
+        }
         if upload.file_id is not None:
             headers[protocol.UPLOAD_FILE_HEADER] = reverse("file-detail", args=[upload.file_id])
         return headers
@@ -198,6 +213,7 @@ class UploadCollectionView(TusView):
             protocol.require_offset_stream(request)
             if size > length:
                 raise protocol.past_the_end(0, size, length)
+            self.chunk_fits(request, 0, size, length)
         create_partial_file(upload.pk)
         try:
             with transaction.atomic():
@@ -295,6 +311,7 @@ class UploadView(TusView):
             raise self.refusal(request, upload_id, offset)
         if offset + size > upload.length:
             raise protocol.past_the_end(offset, size, upload.length)
+        self.chunk_fits(request, offset, size, upload.length)
         if size or (upload.offset == upload.length and not upload.finished):
             upload = self.append(request, upload, offset, size, checksum)
         return Response(status=status.HTTP_204_NO_CONTENT, headers=self.progress_headers(upload))

@@ -10,6 +10,7 @@ import binascii
 import hashlib
 import re
 
+from django.http import UnreadablePostError
 from django.utils.http import http_date
 from rest_framework import status
 from rest_framework.exceptions import APIException
@@ -25,6 +26,8 @@ METADATA_MAX = 4096
 WHOLE_NUMBER = re.compile(r"[0-9]{1,19}")
 METADATA_KEY = re.compile(r"[!-+\--~]+")  # printable ASCII but space and comma
 UPLOAD_FILE_HEADER = "Upload-File"
+# How much of a refused body is read at once while it is dropped.
+DRAIN_SIZE = 256 * 1024
 
 
 class TusError(APIException):
@@ -98,6 +101,39 @@ def chunk_too_large(limit: int) -> TusError:
         f"The chunk is larger than the server accepts in one request ({limit} bytes): send smaller chunks.",
         {"Connection": "close"},
     )
+
+
+def upload_limit(least: int, most: int) -> str:
+    """Upload-Limit, a structured dictionary as the IETF's resumable-uploads
+    draft (tus's successor) names these limits, for what tus 1.0 has no
+    header for: the fewest bytes a chunk that does not end the upload may
+    carry, and the most any chunk may (docs/api.md)."""
+    return f"min-append-size={least}, max-append-size={most}"
+
+
+def chunk_too_small(size: int, least: int, most: int) -> TusError:
+    return TusError(
+        status.HTTP_400_BAD_REQUEST,
+        f"The chunk is {size} bytes, but every chunk except the one that ends the upload must carry at least "
+        f"{least} bytes here (the bytes go to a bucket, in parts no smaller): nothing was written; "
+        f"send it again as a chunk of {least} to {most} bytes, or as the rest of the file.",
+        {"Upload-Limit": upload_limit(least, most)},
+    )
+
+
+def drain(stream, size: int) -> None:
+    """Read and drop a refused body of `size` bytes, one small enough to
+    read (a chunk under the least): the client then gets the answer, where
+    a connection closed on an unread body is often reset before it arrives
+    (and tus clients retry a reset), and the connection stays usable."""
+    while size > 0:
+        try:
+            piece = stream.read(min(DRAIN_SIZE, size))
+        except (UnreadablePostError, OSError):
+            return  # the client went away
+        if not piece:
+            return
+        size -= len(piece)
 
 
 def past_the_end(offset: int, size: int, length: int) -> TusError:

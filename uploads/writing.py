@@ -11,6 +11,12 @@ each piece at its place in the partial file with os.pwrite, and finally
 moves the offset with another UPDATE that matches only while its token is
 still there.
 
+In a bucket the pieces go into the upload's parts instead
+(storage.bucket_partials), and a chunk that does not end the upload must
+carry at least least_chunk() bytes, refused unwritten otherwise
+(uploads.endpoints): no request then reads back or rewrites the bytes
+before its own.
+
 A claim lasts CLAIM_TTL and is renewed (one UPDATE) whenever half of it
 has gone by, before the next piece is written: a request that stalls longer
 than that may be taken over, and then its renewal fails and it writes
@@ -24,11 +30,13 @@ import secrets
 import time
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.http import UnreadablePostError
 from django.utils import timezone
 
 from sharing.models.state import locked_now
+from storage import store
 from storage.writeback import Writeback
 from uploads.models import (
     WRITER_LENGTH,
@@ -133,16 +141,40 @@ class Body:
         return Received(written, whole, checksum_ok)
 
 
-def receive(stream, write_claim: WriteClaim, start: int, size: int, checksum) -> Received:
-    """Write up to `size` bytes of `stream` at `start` in the partial file.
+def least_chunk(length: int) -> int:
+    """The fewest bytes a chunk of an upload of `length` bytes may carry
+    unless it ends the upload: any on the disk; in a bucket S3's smallest
+    part (5 MiB), so that every chunk costs a bounded number of bucket
+    requests and its own bytes' traffic (storage.bucket_partials)."""
+    return store.least_append(length)
+
+
+def page_chunk() -> int:
+    """The chunk the web app's pages send (tus-js-client's chunkSize):
+    TUS_WEB_CHUNK_BYTES, never more than TUS_MAX_CHUNK_BYTES, and in a
+    bucket never less than the least chunk of the largest upload allowed."""
+    sent = min(settings.TUS_WEB_CHUNK_BYTES, settings.TUS_MAX_CHUNK_BYTES)
+    return max(sent, least_chunk(settings.MAX_UPLOAD_BYTES))
+
+
+def too_small(offset: int, size: int, length: int) -> bool:
+    """Whether a chunk of `size` bytes at `offset` is refused: it adds
+    bytes, does not end the upload, and is under least_chunk."""
+    return 0 < size < least_chunk(length) and offset + size < length
+
+
+def receive(stream, write_claim: WriteClaim, start: int, size: int, checksum, length: int) -> Received:
+    """Write up to `size` bytes of `stream` at `start` in the partial file
+    of an upload of `length` bytes.
 
     A client that goes away mid-body leaves what arrived (tus: the server
-    keeps it); the caller decides whether to keep it (not when a checksum
-    was sent: a partial body cannot be checked)."""
+    keeps it; in a bucket, the whole parts it sent); the caller decides
+    whether to keep it (not when a checksum was sent: a partial body cannot
+    be checked)."""
     body = Body(stream, write_claim, size, checksum)
     in_bucket = partial_object(write_claim.upload_id)
     if in_bucket is not None:
-        return _receive_into_bucket(body, in_bucket.appender(start))
+        return _receive_into_bucket(body, in_bucket.appender(start, size, length))
     fd = os.open(partial_path(write_claim.upload_id), os.O_WRONLY)
     position = start
     writeback = Writeback(fd, start)  # so the closing sync has little left to do
@@ -165,14 +197,17 @@ def receive(stream, write_claim: WriteClaim, start: int, size: int, checksum) ->
 
 def _receive_into_bucket(body: Body, appender) -> Received:
     """receive() for a bucket: the body's bytes go into the upload's parts as
-    they arrive (storage.bucket_partials), the rest into a new tail if kept."""
-    written = 0
+    they arrive (storage.bucket_partials), its last part once it has come
+    whole and matched its checksum. A body cut short keeps the parts it
+    filled; the bytes past them were never sent anywhere."""
     for piece in body:
         appender.write(piece)
-        written += len(piece)
-    received = body.received(written)
-    appender.close(keep=received.checksum_ok)
-    return received
+    arrived = body.received(0)
+    if arrived.whole and arrived.checksum_ok:
+        appender.finish()
+    else:
+        appender.drop()
+    return body.received(appender.kept)
 
 
 def commit(write_claim: WriteClaim, start: int, kept: int, length: int) -> bool:
@@ -187,8 +222,4 @@ def commit(write_claim: WriteClaim, start: int, kept: int, length: int) -> bool:
         changes.update(writer=None, writing_until=None)
     else:
         changes["writing_until"] = now + CLAIM_TTL
-    moved = bool(write_claim.mine().filter(offset=start).update(**changes))
-    in_bucket = partial_object(write_claim.upload_id)
-    if moved and kept and in_bucket is not None:
-        in_bucket.drop_tail(start)  # the offset is past it: no request reads it again
-    return moved
+    return bool(write_claim.mine().filter(offset=start).update(**changes))

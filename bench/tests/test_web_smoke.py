@@ -144,11 +144,11 @@ def test_the_uploads_are_printed_side_by_side(run):
     text = web_report.render(run)
     on_disk = [line for line in text.splitlines() if "bucket" not in line]  # the bucket pass has its own rows
     (multipart,) = [line for line in on_disk if "POST /api/files/ (multipart)" in line]
-    (tus,) = [line for line in on_disk if "tus /api/uploads/, 3 MiB chunks" in line]
+    (tus,) = [line for line in on_disk if "tus /api/uploads/, 5 MiB chunks" in line]
     assert multipart.split()[-1] == tus.split()[-1] == "yes"  # stored as sent
     names = [t["target"] for t in run["targets"]]
-    assert any(name.startswith("8 MiB tus upload (3 MiB chunks) >= 80 % of the multipart") for name in names)
-    assert any(name.startswith("8 MiB tus upload stored, worker RSS growth < 32 MB") for name in names)
+    assert any(name.startswith("12 MiB tus upload (5 MiB chunks) >= 80 % of the multipart") for name in names)
+    assert any(name.startswith("12 MiB tus upload stored, worker RSS growth < 32 MB") for name in names)
 
 
 def test_the_bucket_pass_downloaded_and_stored_as_sent(run, result):
@@ -301,18 +301,18 @@ def _uploads(multipart_mb_per_s: float, tus_mb_per_s: float, tus_growth: float =
 
 
 def test_a_tus_upload_at_80_percent_of_multipart_meets_its_target_and_below_misses_it():
-    met = _find(_uploads(100, 80), "8 MiB tus upload (3 MiB chunks) >= 80 %")
+    met = _find(_uploads(100, 80), "12 MiB tus upload (5 MiB chunks) >= 80 %")
     assert met["measured"] == pytest.approx(80)
     assert met["status"] == "met"
-    assert _find(_uploads(100, 79.9), "8 MiB tus upload (3 MiB chunks)")["status"] == "MISSED"
+    assert _find(_uploads(100, 79.9), "12 MiB tus upload (5 MiB chunks)")["status"] == "MISSED"
 
 
 def test_a_tus_upload_growing_a_worker_by_32_mb_misses_its_target():
-    assert _find(_uploads(100, 90, tus_growth=31.9), "8 MiB tus upload stored, worker")["status"] == "met"
-    assert _find(_uploads(100, 90, tus_growth=32), "8 MiB tus upload stored, worker")["status"] == "MISSED"
+    assert _find(_uploads(100, 90, tus_growth=31.9), "12 MiB tus upload stored, worker")["status"] == "met"
+    assert _find(_uploads(100, 90, tus_growth=32), "12 MiB tus upload stored, worker")["status"] == "MISSED"
 
 
 def test_a_tus_upload_not_stored_as_sent_is_not_measured():
     targets = _uploads(100, 200, verified=False)
-    assert _find(targets, "8 MiB tus upload (3 MiB chunks)")["status"] == "not measured"
-    assert _find(targets, "8 MiB tus upload stored, worker")["status"] == "not measured"
+    assert _find(targets, "12 MiB tus upload (5 MiB chunks)")["status"] == "not measured"
+    assert _find(targets, "12 MiB tus upload stored, worker")["status"] == "not measured"

@@ -106,7 +106,7 @@ def test_bucket_rows_are_printed_beside_the_disk_and_judged_by_no_target():
     assert "POST /api/files/ (multipart) into the bucket (moto, same machine)" in text
     (row,) = [line for line in text.splitlines() if line.startswith("4 MiB download @16")]
     assert row.split()[-4:] == ["1,000", "400", "40", "%"]
-    (row,) = [line for line in text.splitlines() if line.startswith("8 MiB upload, multipart")]
+    (row,) = [line for line in text.splitlines() if line.startswith("12 MiB upload, multipart")]
     assert row.split()[-4:] == ["200", "50", "25", "%"]
     assert not any("bucket" in t["target"] for t in built["targets"])
 
@@ -114,4 +114,4 @@ def test_bucket_rows_are_printed_beside_the_disk_and_judged_by_no_target():
 def test_a_bucket_cell_with_errors_shows_no_figure():
     figures = web_report.storage_figures(_measured(400, 50, failed=2), SMOKE)
     assert figures["4 MiB download @16"] is None
-    assert figures["8 MiB upload, multipart"] == 50
+    assert figures["12 MiB upload, multipart"] == 50

@@ -16,6 +16,7 @@ from pages.forms import UploadForm
 from pages.security import PageHeadersMixin, with_page_headers
 from sharing.models import Share, StoredFile
 from sharing.models.state import servable_q
+from uploads.writing import page_chunk
 from web.presenters import share_state
 from web.storage import storage_of
 
@@ -55,7 +56,7 @@ class DashboardView(LoginRequiredMixin, PageHeadersMixin, TemplateView):
             upload_form=upload_form or UploadForm(),
             max_upload_bytes=settings.MAX_UPLOAD_BYTES,
             tus_endpoint=reverse("tus-uploads"),
-            tus_chunk_bytes=min(settings.TUS_WEB_CHUNK_BYTES, settings.TUS_MAX_CHUNK_BYTES),
+            tus_chunk_bytes=page_chunk(),
             storage=storage_of(request.user),
             file_page=file_page,
             share_page=share_page,
