@@ -85,12 +85,13 @@ test: lint
 	$(MAKE) --no-print-directory test-postgres
 
 # The inner loop (about 90 s on 2 cores): everything but the benchmarks'
-# smoke tests and the multi-process fault tests, on SQLite, one test process
+# smoke tests, the multi-process fault tests and the container tests (an
+# image built with podman), on SQLite, one test process
 # per core (TEST_WORKERS). No lint; `make test` before pushing.
 TEST_WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
 PYTEST = $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
 test-fast: install-dev
-	env -u DATABASE_URL $(PYTEST) -m "not fault and not bench" $(PYTEST_ARGS)
+	env -u DATABASE_URL $(PYTEST) -m "not fault and not bench and not container" $(PYTEST_ARGS)
 
 test-sqlite: install-dev
 	@echo "=== pytest on SQLite"

@@ -32,6 +32,7 @@ from api.serializers import (
 from ratelimit.logins import LoginRefused, attempt_succeeded, begin_attempt
 from sharing.models import ReactivationRefused, Share, StoredFile, delete_file, reactivate
 from storage.disposition import attachment
+from tokens import service as tokens
 
 # Share columns ShareSerializer never reads (tests/test_api_representation.py
 # makes sure a page of shares is read in one query).
@@ -40,12 +41,20 @@ NOT_FOUND = OpenApiResponse(description="No such id among your own files or shar
 BAD_REQUEST = OpenApiResponse(description="Invalid input; the body names each offending field.")
 
 
+# The name a token made by logging in at POST /api/auth/token/ carries on the tokens page.
+LOG_IN_TOKEN_NAME = "Logged in through the API"
+
+
 class TokenView(ObtainAuthToken):
-    """Exchange a username and password for the user's API token."""
+    """Exchange a username and password for a new API token."""
 
     @extend_schema(
-        summary="Get your API token",
-        description="Send it back as `Authorization: Bearer <token>` (or `Token <token>`) on every other API call.",
+        summary="Get an API token",
+        description=(
+            "Send it back as `Authorization: Bearer <token>` (or `Token <token>`) on every other API call. "
+            "Each call adds a new token (named on the web page's token list), leaving the others working; "
+            "revoke those you no longer use there."
+        ),
         tags=["auth"],
         auth=[],
         request={"application/json": AuthTokenSerializer},
@@ -55,6 +64,7 @@ class TokenView(ObtainAuthToken):
             429: OpenApiResponse(
                 description="Too many attempts from this address, or failed ones for this username; see Retry-After."
             ),
+            409: OpenApiResponse(description="You hold as many tokens as allowed; revoke one first."),
             503: OpenApiResponse(description="The attempt counter cannot be reached; retry after Retry-After."),
         },
     )
@@ -64,9 +74,16 @@ class TokenView(ObtainAuthToken):
             begin_attempt(request, username)
         except LoginRefused as refused:
             raise refusal_error(refused) from None
-        response = super().post(request, *args, **kwargs)
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
         attempt_succeeded(request, username)  # reached only when the credentials were right
-        return response
+        try:
+            key = tokens.issue(serializer.validated_data["user"], name=LOG_IN_TOKEN_NAME)[1]
+        except tokens.TooManyTokens as full:
+            raise Conflict(
+                f"You already hold {full.limit} API tokens, the most allowed: revoke one on the web page first."
+            ) from None
+        return Response({"token": key})
 
 
 class LoginsPaused(APIException):

@@ -22,6 +22,7 @@ from django.utils.translation import gettext_lazy as _
 
 from collect.signals import request_created
 from sharing.models import StoredFile
+from sharing.models.quotas import Reserver
 
 TOKEN_BYTES = 16
 TOKEN_PATTERN = r"[A-Za-z0-9_-]{22}"
@@ -148,6 +149,13 @@ class UploadRequest(models.Model):
     def check_password(self, raw: str) -> bool:
         return self.has_password and hashers.check_password(raw, self.password_hash)
 
+    @property
+    def reserver(self) -> str:
+        """Who the uploads through it reserve as, in the owner's quota: a
+        byte limit of its own is the owner's allowance of those bytes
+        (sharing.models.quotas)."""
+        return Reserver.CAPPED if self.max_bytes is not None else Reserver.UNCAPPED
+
 
 class ReceivedFile(models.Model):
     """One upload made through a request: arriving until its upload
@@ -165,6 +173,10 @@ class ReceivedFile(models.Model):
 
     class Meta:
         ordering = ["-started_at", "-pk"]
+        indexes = [
+            # collect.places.take_place counts a request's unfinished uploads.
+            models.Index(fields=["request"], condition=Q(finished_at__isnull=True), name="received_arriving_idx"),
+        ]
 
     def __str__(self) -> str:
         return self.name

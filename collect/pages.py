@@ -17,10 +17,12 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views import View
 
+from collect.guards import request_allowed
 from collect.models import UploadRequest
 from collect.places import RequestEnded, RequestFull
 from collect.receiving import receive_posted_file
 from collect.unlock import give_unlock, may_upload
+from links.answers import answer
 from links.guards import check_password
 from pages.forms import UploadForm
 from pages.owners import owner_shown
@@ -32,10 +34,14 @@ from sharing.models import QuotaExceeded
 class RequestPage(PageHeadersMixin, View):
     http_method_names = ["get", "head", "post"]
 
-    def setup(self, request, *args, **kwargs):
-        super().setup(request, *args, **kwargs)
+    def dispatch(self, request, *args, **kwargs):
+        # Counted with its upload endpoints (collect.guards), before the lookup.
+        decision = request_allowed(request)
+        if not decision.allowed:
+            return answer(request, "rate_limited", retry_after=decision.retry_after)
         self.token = kwargs["token"]
         self.upload_request = UploadRequest.objects.select_related("owner").filter(token=self.token).first()
+        return super().dispatch(request, *args, **kwargs)
 
     def get(self, request, token, **context):
         found = self.upload_request

@@ -33,14 +33,33 @@ class RequestFull(Exception):
         self.message = message
 
 
-def take_place(upload_request_id: int, upload_id: str | None, name: str, length: int) -> ReceivedFile:
+class TooManyArriving(Exception):
+    """The request already has the most unfinished uploads it takes at once."""
+
+    def __init__(self, most: int):
+        super().__init__(f"{most} unfinished uploads")
+        self.most = most
+
+
+def take_place(
+    upload_request_id: int, upload_id: str | None, name: str, length: int, *, arriving_at_most: int | None = None
+) -> ReceivedFile:
     """Inside the creating upload's transaction (or the stored file's, for a
     file posted by the page's form): count it against the request, and
-    record it as arriving. RequestEnded or RequestFull when it
-    may not start (the caller's transaction then rolls back)."""
+    record it as arriving. RequestEnded or RequestFull when it may not start,
+    TooManyArriving when the request has `arriving_at_most` unfinished
+    uploads already (the caller's transaction then rolls back)."""
     assert transaction.get_connection().in_atomic_block, "called inside the upload's transaction"
     rows = UploadRequest.objects.filter(pk=upload_request_id)
     now = locked_now(rows)
+    # Counted under the request's lock: every upload that starts through it
+    # takes that lock first, so none can slip in between the count and the
+    # insert (one that finishes meanwhile only makes the count high).
+    if arriving_at_most is not None and arriving(upload_request_id) >= arriving_at_most:
+        found = rows.first()
+        if found is None or not found.is_open(now):
+            raise RequestEnded()
+        raise TooManyArriving(arriving_at_most)
     taken = rows.filter(request_open_q(now), room_q(length)).update(
         files_taken=F("files_taken") + 1, bytes_taken=F("bytes_taken") + length
     )
@@ -49,6 +68,11 @@ def take_place(upload_request_id: int, upload_id: str | None, name: str, length:
     return ReceivedFile.objects.create(
         request_id=upload_request_id, upload_id=upload_id, name=name, size=length, started_at=now
     )
+
+
+def arriving(upload_request_id: int) -> int:
+    """How many uploads through the request are unfinished."""
+    return ReceivedFile.objects.filter(request_id=upload_request_id, finished_at__isnull=True).count()
 
 
 def why_not(upload_request: UploadRequest | None, now, length: int) -> Exception:

@@ -27,7 +27,7 @@ The modules, roughly from the command down:
 - rows.py: deadlines of rows the database decides on, kept like the reminders.
 - uploads.py: resumable uploads' deadlines; due ones removed through uploads.models.remove_if_due.
 - requests.py: upload requests' deadlines; due ones ended through collect.ending.end_if_due.
-- housekeeping.py: ephemeral files, folded download counts, retention purge.
+- housekeeping.py: ephemeral files, folded download counts, retention purge, removed uploads' partial bytes.
 - checkpoint.py: SQLite WAL checkpoints off the daemon's thread.
 - idlog.py: the --log-expired-ids audit file.
 - models.py: the Lease row.

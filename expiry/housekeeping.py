@@ -23,6 +23,10 @@
   storage briefly unreachable) are tried again once their back-off has
   passed; the first failure ends the retries of the pass, so an unreachable
   storage costs one timeout a pass, not one per file.
+- Partial bytes left behind (uploads.strays): at the start of a purge pass,
+  every STRAY_SWEEP_EVERY seconds, the partial files and bucket objects of
+  uploads that have no row any more (a process died between the two) are
+  discarded; a failure is logged and left for the next such pass.
 
 Idle cost: the sweep and each reap first ask whether any ephemeral file
 exists at all (a raw one-row probe of the partial index of ephemeral files,
@@ -44,6 +48,8 @@ from django.db import connections
 from expiry.watchers import SAFETY_INTERVAL
 from sharing.models import StoredFile, fold_pending, retry_deletions
 from sharing.models.removal import defer_expiry_reaps, purge_ended_shares, reap_after_shares, sweep
+from storage.errors import StorageUnavailable
+from uploads.strays import sweep_strays
 
 logger = logging.getLogger("expiry")
 
@@ -60,6 +66,9 @@ REAP_EVERY = 0.25
 # when the daemon is awake anyway (an idle one wakes every 2 s for that look),
 # so it never needs a wake-up of its own.
 SWEEP_EARLY = SAFETY_INTERVAL
+# A stray listing reads the whole partial folder (a bucket: two listings):
+# rare is enough for bytes that a crash left.
+STRAY_SWEEP_EVERY = 600.0
 
 
 class Housekeeper:
@@ -86,11 +95,13 @@ class Housekeeper:
         self.next_sweep = start  # at start: whatever a previous run left
         self.next_purge = start
         self.next_reap = start
+        self.next_stray_sweep = start
         self._batches_left = batches_per_pass  # in the current purge pass
         self._expired: list[int] = []  # ids of expired shares whose files to reap
         self._stop_deferring = None
         self.sweeps = self.purged = self.reaped = self.folded = self.errors = 0
         self.deleted_late = 0  # bytes deleted on a retry
+        self.strays = 0  # removed uploads whose partial bytes a stray sweep discarded
 
     # --- wiring ------------------------------------------------------------------
 
@@ -165,6 +176,7 @@ class Housekeeper:
             if now >= self.next_purge and (room >= ROOM or now >= self.next_purge + MAX_DEFER):
                 if self._batches_left == self.batches_per_pass:  # once a pass
                     self._retry_deletions()
+                    self._sweep_strays(now)
                 self._purge_batch(now)
                 return True
         except Exception:
@@ -203,6 +215,16 @@ class Housekeeper:
         self.deleted_late += deleted
         if deleted:
             logger.info("deleted the bytes of %d deleted files on a retry", deleted)
+
+    def _sweep_strays(self, now: float) -> None:
+        if now < self.next_stray_sweep:
+            return
+        self.next_stray_sweep = now + STRAY_SWEEP_EVERY
+        try:
+            self.strays += sweep_strays(using=self.using)
+        except (OSError, StorageUnavailable):
+            # Not this pass's purge's business: it goes on.
+            logger.warning("sweeping removed uploads' partial bytes failed; trying again later", exc_info=True)
 
     def _purge_batch(self, now: float) -> None:
         purged = purge_ended_shares(self.batch_size, self.using)

@@ -1,7 +1,8 @@
 """gunicorn settings for microcloud: `gunicorn -c python:microcloud.gunicorn_conf`.
 
-Its logger keeps live share tokens out of the access and error logs (only a
-token's first characters, as in Django's own logs: microcloud.logfilters).
+Its logger keeps the secrets of URLs (link tokens, webhook keys) out of the
+access and error logs: only their first characters, shortened as in Django's
+own logs (microcloud.logfilters).
 Everything else is left to the command line (bind, workers, threads,
 --preload).
 

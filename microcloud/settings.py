@@ -34,6 +34,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "rest_framework.authtoken",
+    # After authtoken, whose token admin its own admin takes down.
+    "tokens",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "ratelimit",
@@ -46,6 +48,9 @@ INSTALLED_APPS = [
     "uploads",
     "collect",
     "api",
+    # Their management commands: backup and restore; prepare (the container's start-up).
+    "backups",
+    "deploy",
 ]
 
 MIDDLEWARE = [
@@ -185,6 +190,9 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False
 SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", False)
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+# Health checks and scrapes come over plain HTTP from inside the network
+# (a supervisor, a load balancer, Prometheus): answered, not redirected.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
 
 # --- REST API -------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -252,6 +260,8 @@ LOGIN_ATTEMPTS_PER_ADDRESS = envint("LOGIN_ATTEMPTS_PER_ADDRESS", 30, minimum=1)
 # locking an owner out takes many addresses (ratelimit/logins.py).
 LOGIN_FAILURES_PER_USERNAME_AND_ADDRESS = envint("LOGIN_FAILURES_PER_USERNAME_AND_ADDRESS", 10, minimum=1)
 LOGIN_FAILURES_PER_USERNAME = envint("LOGIN_FAILURES_PER_USERNAME", 100, minimum=1)
+# API tokens one user may hold at once (each log-in at POST /api/auth/token/ adds one).
+API_TOKENS_PER_USER = envint("API_TOKENS_PER_USER", 100, minimum=1)
 # Trusted reverse proxies in front of the web server: the client address is
 # that many entries from the end of X-Forwarded-For (0: REMOTE_ADDR).
 NUM_PROXIES = envint("NUM_PROXIES", 0, minimum=0)
@@ -299,6 +309,19 @@ if (DOWNLOAD_OFFLOAD == "presigned") != bool(STORAGE_URL.strip()) and DOWNLOAD_O
 DOWNLOAD_OFFLOAD_PREFIX = os.environ.get("DOWNLOAD_OFFLOAD_PREFIX", "/_protected/")
 if not (DOWNLOAD_OFFLOAD_PREFIX.startswith("/") and DOWNLOAD_OFFLOAD_PREFIX.endswith("/")):
     raise ImproperlyConfigured(f"DOWNLOAD_OFFLOAD_PREFIX must start and end with /, got {DOWNLOAD_OFFLOAD_PREFIX!r}")
+
+# --- Upload requests (links that collect files, /r/<token>/) ---------------
+# Requests a minute one client address may make to upload requests' links
+# (their pages and tus endpoints together); more get 429 with Retry-After.
+REQUEST_RATE_LIMIT = envint("REQUEST_RATE_LIMIT", 600, minimum=1)
+# Unfinished uploads one request takes at once, and all of an owner's
+# requests together; more are refused (429) until one finishes or goes.
+REQUEST_UNFINISHED_UPLOADS = envint("REQUEST_UNFINISHED_UPLOADS", 20, minimum=1)
+REQUEST_UNFINISHED_UPLOADS_PER_OWNER = envint("REQUEST_UNFINISHED_UPLOADS_PER_OWNER", 100, minimum=1)
+# Seconds an upload through a request is kept before its first bytes (each
+# chunk then renews it as UPLOAD_EXPIRES_AFTER says), so one nobody writes
+# to gives its place and its owner's space back within minutes.
+REQUEST_UPLOAD_START_TIMEOUT = envint("REQUEST_UPLOAD_START_TIMEOUT", 600, minimum=1)
 
 # --- Expiry daemon --------------------------------------------------------
 # Seconds between the daemon's window reloads; 0 means "follow the policy"
@@ -373,6 +396,14 @@ WEBHOOK_CONCURRENCY = envint("WEBHOOK_CONCURRENCY", 8, minimum=1)
 # are refused (at registration and again before each send) unless this is on.
 WEBHOOK_ALLOW_PRIVATE_TARGETS = envbool("WEBHOOK_ALLOW_PRIVATE_TARGETS", False)
 
+# --- Metrics ----------------------------------------------------------------
+# /metrics (Prometheus's text format) answers only requests carrying
+# "Authorization: Bearer <METRICS_TOKEN>"; empty (the default): it is off,
+# a 404 for everyone, as it is for a wrong token.
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "").strip()
+if METRICS_TOKEN and len(METRICS_TOKEN) < 20:
+    raise ImproperlyConfigured("METRICS_TOKEN must be at least 20 characters (a random one), or empty for no /metrics")
+
 # --- Logging --------------------------------------------------------------
 LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO").upper()
 LOGGING = {
@@ -395,11 +426,13 @@ LOGGING = {
         "links": {"level": LOG_LEVEL},
         "expiry": {"level": LOG_LEVEL},
         "notices": {"level": LOG_LEVEL},
-        "webhooks": {"level": LOG_LEVEL},
+        # The endpoints it names may carry their receiver's key (query, userinfo).
+        "webhooks": {"level": LOG_LEVEL, "filters": ["redact_tokens"]},
         "django": {"level": "WARNING"},
         # Also on the loggers that write request paths, so every handler
         # (an admin's own, a test's) gets the redacted message.
         "django.request": {"filters": ["redact_tokens"]},
+        "django.security.csrf": {"filters": ["redact_tokens"]},
         # Configuring it replaces Django's own set-up, handler included.
         "django.server": {"handlers": ["server"], "level": "INFO", "propagate": False, "filters": ["redact_tokens"]},
     },

@@ -29,6 +29,9 @@ urlpatterns = [
     re_path(r"^api(?:/(?P<rest>(?s:.*)))?\Z", api_not_found, name="api-not-found"),
     # Clients that ask without reading the pages' <link rel="icon">.
     path("favicon.ico", lambda request: HttpResponsePermanentRedirect(static("favicon.svg"))),
+    # /healthz and /readyz (health/), /metrics (metrics/, off without METRICS_TOKEN).
+    path("", include("health.urls")),
+    path("", include("metrics.urls")),
     # POST /i18n/setlang/: the language switcher's form (Django's set_language).
     path("i18n/", include("django.conf.urls.i18n")),
     path("", include("collect.urls")),

@@ -23,6 +23,7 @@ MODULES: dict[str, list[str]] = {
         "tests/test_quotas.py",
         "tests/test_uploads_quota.py",
         "tests/test_api_files.py",
+        "tests/test_collect_strangers.py",
     ],
     "sharing/models/downloads.py": [
         "tests/test_download_limits.py",
@@ -39,6 +40,7 @@ MODULES: dict[str, list[str]] = {
         "tests/test_collect_rules.py",
         "tests/test_collect_api.py",
         "tests/test_collect_race.py",
+        "tests/test_collect_strangers.py",
     ],
     "uploads/models.py": [
         "tests/test_uploads_rules.py",

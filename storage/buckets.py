@@ -212,6 +212,21 @@ class BucketStorage(S3Storage):
         return PartialObject(self.connection.meta.client, self.bucket_name, self._normalize_name(clean_name(name)))
 
     @reachable
+    def held_under(self, folder: str) -> list[tuple[str, float]]:
+        """(name after `folder`, when last written as a timestamp) of every
+        object and unfinished multipart upload under `folder`: what a sweep
+        for bytes nothing names any more looks through."""
+        prefix = self._normalize_name(clean_name(folder)).rstrip("/") + "/"
+        client, held = self.connection.meta.client, []
+        for page in client.get_paginator("list_multipart_uploads").paginate(Bucket=self.bucket_name, Prefix=prefix):
+            held += [(item["Key"][len(prefix) :], item["Initiated"].timestamp()) for item in page.get("Uploads", [])]
+        for page in client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket_name, Prefix=prefix):
+            held += [
+                (item["Key"][len(prefix) :], item["LastModified"].timestamp()) for item in page.get("Contents", [])
+            ]
+        return held
+
+    @reachable
     def copy(self, source: str, target: str) -> None:
         """Copy an object within the bucket, server side: one CopyObject up
         to S3's 5 GB limit for it (boto3 would copy part by part past 8 MB,

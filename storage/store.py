@@ -8,7 +8,9 @@ only some stores can do is asked here, never by testing a class:
   a whole temporary file instead);
 - `partial_object`: assemble an object over many requests (a tus upload in
   a bucket; on the disk a partial file does it);
-- `presigned_download`: a URL the client fetches from the store itself.
+- `presigned_download`: a URL the client fetches from the store itself;
+- `held_under`: what a folder holds, unfinished objects included (a
+  bucket; on the disk the folder is listed from the file system).
 Nothing here knows what a share is.
 """
 
@@ -34,6 +36,14 @@ def partial_object(name: str):
     or None when the store has no such objects (the disk)."""
     store = files()
     return store.partial_object(name) if hasattr(store, "partial_object") else None
+
+
+def held_under(folder: str) -> list[tuple[str, float]] | None:
+    """(name after `folder`, when last written as a timestamp) of everything
+    the store holds under `folder`, unfinished objects included; None when
+    the store cannot say (the disk: list the folder from the file system)."""
+    store = files()
+    return store.held_under(folder) if hasattr(store, "held_under") else None
 
 
 def presigns(store: Storage) -> bool:

@@ -16,9 +16,9 @@ from django.utils import timezone
 from hypothesis import HealthCheck, settings
 from schemathesis import checks
 
-from api.authentication import issue_token
 from microcloud.wsgi import application
 from sharing.models import MAX_FILES_PER_SHARE, Share, SharingPolicy, StoredFile
+from tokens.service import issue
 
 pytestmark = pytest.mark.django_db
 
@@ -53,7 +53,7 @@ def own_files(alice, make_file):
 @pytest.fixture
 def api_schema(alice, own_files, same_connection):
     schema = schemathesis.openapi.from_wsgi("/api/schema/", application)
-    schema.config.headers = {"Authorization": f"Token {issue_token(alice).key}"}
+    schema.config.headers = {"Authorization": f"Token {issue(alice, name='test')[1]}"}
     return schema
 
 

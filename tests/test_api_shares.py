@@ -210,6 +210,18 @@ def test_missing_file_is_400(alice_client):
     assert response.json() == {"file": ["Give file (one file id) or files (a list of file ids), not both or neither."]}
 
 
+@pytest.mark.parametrize("field", ["notify_first_download", "remind_before_expiry"])
+@pytest.mark.parametrize("value", [0, 1, "true", "yes"])
+def test_a_notice_flag_is_a_json_boolean_or_400(alice_client, alice_file, field, value):
+    # As the schema says (boolean): 0, "yes" or "true" is a client's mistake,
+    # not a choice, and nothing is created.
+    response = create(alice_client, file=alice_file.pk, expires_in=60, **{field: value})
+
+    assert response.status_code == 400
+    assert response.json() == {field: ["Must be true or false."]}
+    assert not Share.objects.exists()
+
+
 @pytest.mark.parametrize("value", [999999, "abc", None])
 def test_unknown_file_is_400(alice_client, alice_file, value):
     response = create(alice_client, file=value, expires_in=60)

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, settings
 
 from collect.ending import close_request
 from collect.models import UploadRequest
-from tests.test_api_fuzz import NOT_APPLICABLE, api_schema, same_connection  # noqa: F401 (fixtures)
+from tests.test_api_fuzz import NOT_APPLICABLE, api_schema, own_files, same_connection  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.django_db
 

@@ -20,7 +20,6 @@ from datetime import datetime
 
 import pytest
 from django.db import connection
-from rest_framework.authtoken.models import Token
 
 from sharing.models import Share
 from tests.helpers import (
@@ -34,6 +33,7 @@ from tests.helpers import (
     wait_for_text,
     wait_until,
 )
+from tokens.service import issue
 
 pytestmark = pytest.mark.fault
 
@@ -109,7 +109,7 @@ def web(tmp_path, settings):
 
 @pytest.fixture
 def alice_token(alice):
-    return Token.objects.create(user=alice).key
+    return issue(alice, name="test")[1]
 
 
 def start_daemons(tmp_path, count: int):

@@ -58,3 +58,15 @@ def test_every_file_the_architecture_paths_name_exists():
     named = set(re.findall(r"`([a-z_]+(?:/[a-z_]+)*\.py)`", text))
     assert named, "the paths name files"
     assert sorted(path for path in named if not (REPO / path).is_file()) == []
+
+
+def test_the_expiry_package_maps_every_module():
+    """expiry/__init__.py lists its modules in a reading order: a new module
+    gets its line there."""
+    text = (REPO / "expiry/__init__.py").read_text()
+    modules = [
+        path.relative_to(REPO / "expiry").as_posix()
+        for path in (REPO / "expiry").rglob("*.py")
+        if path.name != "__init__.py" and "migrations" not in path.parts
+    ]
+    assert sorted(module for module in modules if module not in text) == []

@@ -11,11 +11,11 @@ import httpx
 import pytest
 from django.db import connection
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 
 from sharing.models import Share, StoredFile
 from tests import buckets
 from tests.helpers import free_port, report, start_manage, start_web, stop, storage_env, wait_for_port, wait_for_text
+from tokens.service import issue
 
 pytestmark = [pytest.mark.fault, pytest.mark.django_db(transaction=True)]
 
@@ -51,7 +51,7 @@ def test_upload_on_one_node_download_on_the_other_and_the_object_goes_at_the_dea
 ):
     endpoint, bucket = bucket_storage
     first, second = (f"http://127.0.0.1:{port}" for port in two_nodes)
-    auth = {"Authorization": f"Token {Token.objects.create(user=alice).key}"}
+    auth = {"Authorization": f"Token {issue(alice, name='test')[1]}"}
 
     with httpx.Client(timeout=30) as client:
         uploaded = client.post(
@@ -98,7 +98,7 @@ def test_a_tus_upload_whose_chunks_alternate_between_the_nodes(two_nodes, bucket
     """No node keeps an upload's bytes: each chunk may go to either."""
     endpoint, bucket = bucket_storage
     nodes = [f"http://127.0.0.1:{port}" for port in two_nodes]
-    auth = {"Authorization": f"Token {Token.objects.create(user=alice).key}", "Tus-Resumable": "1.0.0"}
+    auth = {"Authorization": f"Token {issue(alice, name='test')[1]}", "Tus-Resumable": "1.0.0"}
     data = DATA * 6  # 18 MiB: whole parts and a tail
     chunk = 5 * 1024 * 1024 + 7
     with httpx.Client(timeout=60) as client:

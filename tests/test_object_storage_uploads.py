@@ -8,12 +8,12 @@ import socket
 import pytest
 from django.core.files.storage import storages
 from django.core.files.uploadedfile import SimpleUploadedFile
-from rest_framework.authtoken.models import Token
 
 from sharing.models import SharingPolicy, StoredFile
 from storage.buckets import PART_SIZE
 from tests import buckets
 from tests.helpers import free_port, start_web, stop, storage_env, wait_for_port, wait_until
+from tokens.service import issue
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -77,7 +77,7 @@ def test_an_upload_cut_midway_leaves_no_unfinished_upload(bucket_storage, alice,
     """A client that sends half a multipart body and hangs up: the bucket's
     multipart upload is aborted (nothing stored, nothing billed)."""
     endpoint, bucket = bucket_storage
-    token = Token.objects.create(user=alice).key
+    token = issue(alice, name="test")[1]
     port = free_port()
     server = start_web(port, tmp_path / "web.log", workers=1, threads=2, **storage_env(media_root))
     try:

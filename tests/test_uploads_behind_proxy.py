@@ -10,11 +10,11 @@ import http.client
 from pathlib import Path
 
 import pytest
-from rest_framework.authtoken.models import Token
 from tusclient import client as tus
 
 from sharing.models import StoredFile
 from tests.proxying import nginx_before_gunicorn
+from tokens.service import issue
 from uploads.models import Upload
 
 pytestmark = [pytest.mark.fault, pytest.mark.django_db(transaction=True)]
@@ -53,7 +53,7 @@ def proxy(tmp_path, settings):
 
 @pytest.fixture
 def token(alice) -> str:
-    return Token.objects.create(user=alice).key
+    return issue(alice, name="test")[1]
 
 
 def test_a_whole_file_in_one_request_is_refused_by_the_proxy(proxy, token):

@@ -6,7 +6,6 @@ import pytest
 from django.core.files.storage import storages
 from rest_framework.test import APIClient
 
-from api.authentication import issue_token
 from tests.helpers import stored_names
 from tests.test_uploads_support import (
     OFFSET_STREAM,
@@ -20,6 +19,7 @@ from tests.test_uploads_support import (
     path_of,
     upload_id,
 )
+from tokens.service import issue
 from uploads.models import Upload, partial_dir, partial_object, partial_path
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("either_storage")]
@@ -77,7 +77,7 @@ def test_anonymous_requests_get_the_apis_401(method, alice_client):
 
 def test_a_token_authenticates_like_the_rest_of_the_api(alice):
     client = APIClient()
-    response = create(client, 10, HTTP_AUTHORIZATION=f"Bearer {issue_token(alice).key}")
+    response = create(client, 10, HTTP_AUTHORIZATION=f"Bearer {issue(alice, name='test')[1]}")
 
     assert response.status_code == 201
     assert Upload.objects.get().owner == alice

@@ -17,13 +17,13 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 from tusclient import client as tus
 from tusclient.exceptions import TusCommunicationError, TusUploadFailed
 
 from sharing.models import StorageAccount, StoredFile, quotas
 from tests.helpers import in_threads, web_nodes
 from tests.test_uploads_support import OFFSET_STREAM
+from tokens.service import issue
 from uploads.models import Upload, partial_path
 
 pytestmark = [pytest.mark.fault, pytest.mark.django_db(transaction=True)]
@@ -53,7 +53,7 @@ def servers(tmp_path, settings):
 
 @pytest.fixture
 def token(alice) -> str:
-    return Token.objects.create(user=alice).key
+    return issue(alice, name="test")[1]
 
 
 def tus_client(port: int, token: str) -> tus.TusClient:

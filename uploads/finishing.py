@@ -24,7 +24,15 @@ from sharing.models.state import locked_now
 from storage import store
 from storage.stored import Digests, new_name
 from storage.upload_handlers import StoredUpload
-from uploads.models import Upload, discard_partial_file, partial_object, partial_path, renewed_deadline, upload_open_q
+from uploads.models import (
+    Upload,
+    discard_partial_file,
+    partial_object,
+    partial_path,
+    renewed_deadline,
+    store_link,
+    upload_open_q,
+)
 from uploads.signals import upload_finished
 from uploads.writing import WriteClaim
 
@@ -65,7 +73,7 @@ class LinkedPartialBytes(PartialBytes):
 def partial_bytes(handle, upload: Upload, write_claim: WriteClaim) -> PartialBytes:
     """The partial file as the storage should take it: by a hard link when
     the file system allows one (the same one as the storage's), else copied."""
-    link = f"{partial_path(upload.pk)}.store"
+    link = str(store_link(upload.pk))
     with contextlib.suppress(FileNotFoundError):
         os.unlink(link)  # left by a finisher that died after linking
     try:
@@ -103,6 +111,7 @@ def finish(upload: Upload, write_claim: WriteClaim) -> StoredFile | None:
                         upload=content,
                         delete_when_unshared=upload.delete_when_unshared,
                         reserved=upload.length,  # set aside when the upload was created
+                        reserved_by=upload.reserved_by,
                         still_wanted=partial(mark_finished, write_claim),
                     )
                 finally:
@@ -156,6 +165,7 @@ def _store_from_bucket(upload: Upload, write_claim: WriteClaim, in_bucket) -> St
         upload=content,
         delete_when_unshared=upload.delete_when_unshared,
         reserved=upload.length,
+        reserved_by=upload.reserved_by,
         still_wanted=partial(mark_finished, write_claim),
     )
 

@@ -51,20 +51,30 @@ def renewed_deadline(now):
     return Least(renewed, Coalesce(F("ends_by"), renewed))
 
 
+# Where the bytes of unfinished uploads live, in the store's names.
+PARTIAL_FOLDER = "uploads/partial"
+
+
 def partial_dir() -> Path:
     """Where the bytes of unfinished uploads live: inside MEDIA_ROOT (same
     file system as the stored files), which nothing serves."""
-    return Path(settings.MEDIA_ROOT) / "uploads" / "partial"
+    return Path(settings.MEDIA_ROOT) / PARTIAL_FOLDER
 
 
 def partial_path(upload_id: str) -> Path:
     return partial_dir() / upload_id
 
 
+def store_link(upload_id: str) -> Path:
+    """The second name a finisher gives the partial file for the storage to
+    take (uploads.finishing): left behind if the finisher dies holding it."""
+    return partial_dir() / f"{upload_id}.store"
+
+
 def partial_object(upload_id: str):
     """In a bucket, where the upload's bytes gather instead of a partial
     file (storage.bucket_partials); None on the local disk."""
-    return store.partial_object(f"uploads/partial/{upload_id}")
+    return store.partial_object(f"{PARTIAL_FOLDER}/{upload_id}")
 
 
 def create_partial_file(upload_id: str) -> None:
@@ -87,11 +97,14 @@ def create_partial_file(upload_id: str) -> None:
 
 
 def discard_partial_file(upload_id: str) -> None:
+    """Leave none of the upload's partial bytes: the partial file and a dead
+    finisher's second name for it (or, in a bucket, its parts and tails)."""
     in_bucket = partial_object(upload_id)
     if in_bucket is not None:
         in_bucket.discard()
         return
     partial_path(upload_id).unlink(missing_ok=True)
+    store_link(upload_id).unlink(missing_ok=True)
 
 
 # An upload's two rules, each defined here once (as a Q for the database,
@@ -126,6 +139,11 @@ class Upload(models.Model):
     filename = models.CharField(max_length=255, help_text="The stored file's name (cleaned).")
     content_type = models.CharField(max_length=255, blank=True, help_text="Empty: guessed from the name.")
     delete_when_unshared = models.BooleanField(default=False)
+    # Who set its length aside in the owner's quota (its owner, or a stranger
+    # through an upload request): removing or finishing it gives that back.
+    reserved_by = models.CharField(
+        max_length=8, choices=quotas.Reserver.choices, default=quotas.Reserver.OWNER, editable=False
+    )
     created_at = models.DateTimeField(default=timezone.now)
     # Renewed by every request that adds bytes, and once more at the finish:
     # a client that lost the last answer can still learn the file until then.
@@ -210,13 +228,13 @@ def _delete_locked(upload_id: str) -> bool:
     unfinished one set aside (once: only the remover that found the row
     does; a finished one's space became its file's), and its bytes after
     the commit."""
-    row = Upload.objects.filter(pk=upload_id).values_list("owner_id", "length", "finished_at").first()
+    row = Upload.objects.filter(pk=upload_id).values_list("owner_id", "length", "finished_at", "reserved_by").first()
     if row is None:
         return False
     Upload.objects.filter(pk=upload_id).delete()
-    owner_id, length, finished_at = row
+    owner_id, length, finished_at, reserved_by = row
     if finished_at is None:
-        quotas.release(owner_id, length)
+        quotas.release(owner_id, length, by=reserved_by)
     upload_removed.send(sender=Upload, upload_id=upload_id, length=length, finished=finished_at is not None)
     transaction.on_commit(partial(discard_partial_file, upload_id))
     return True

@@ -1,5 +1,6 @@
-"""Where a webhook may be sent: no loopback, private, link-local, multicast
-or reserved address (SSRF), unless WEBHOOK_ALLOW_PRIVATE_TARGETS.
+"""Where a webhook may be sent: no address that IANA's special-purpose
+registries (or multicast) set apart, such as loopback, private, link-local
+or documentation ones (SSRF), unless WEBHOOK_ALLOW_PRIVATE_TARGETS.
 
 The host is checked when an endpoint is registered and again before every
 send, on the addresses it resolves to then; the send connects to the address
@@ -14,6 +15,7 @@ import socket
 import ssl
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -33,23 +35,101 @@ class Target:
     address: str  # the checked IP address to connect to
 
 
-# IPv6 prefixes that carry an IPv4 address inside (IPv4-compatible,
-# IPv4-translated, NAT64 well-known and local-use, 6to4, Teredo): a router or
-# translator on the way may deliver them to that IPv4 address, which can be
-# private while ipaddress calls the IPv6 one global. Refused outright.
-EMBEDS_IPV4 = tuple(
-    ipaddress.ip_network(prefix)
-    for prefix in ("::/96", "::ffff:0:0:0/96", "64:ff9b::/96", "64:ff9b:1::/48", "2002::/16", "2001::/32")
+# What may not be a webhook's target, after IANA's special-purpose address
+# registries (IPv4 and IPv6), plus multicast and the deprecated site-local
+# block, each with why; the AS112 and AMT blocks, which the registry calls
+# globally reachable, are anycast services, never a receiver. Python's
+# ipaddress `is_global` is asked too, for anything this table does not
+# name; on Python 3.11 it calls global, among those below, 192.0.0.0/24
+# beyond its first eight addresses, 192.88.99.0/24, multicast, fec0::/10,
+# 2002::/16, 3fff::/20, 5f00::/16, 64:ff9b:1::/48, 100:0:0:1::/64 and NAT64
+# addresses of private IPv4 ones. The most specific block an address is in
+# decides. A block with `carries` is judged by the IPv4 addresses inside
+# the IPv6 one instead: a translator or relay on the way delivers there.
+@dataclass(frozen=True)
+class Block:
+    network: ipaddress.IPv4Network | ipaddress.IPv6Network
+    reason: str
+    carries: Callable[[ipaddress.IPv6Address], tuple[ipaddress.IPv4Address, ...]] | None = None
+
+
+def _last_32_bits(ip: ipaddress.IPv6Address) -> tuple[ipaddress.IPv4Address, ...]:
+    return (ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF),)
+
+
+def _sixtofour(ip: ipaddress.IPv6Address) -> tuple[ipaddress.IPv4Address, ...]:
+    return (ip.sixtofour,)
+
+
+def _teredo(ip: ipaddress.IPv6Address) -> tuple[ipaddress.IPv4Address, ...]:
+    return ip.teredo  # (its server, its client)
+
+
+BLOCKS = tuple(
+    Block(ipaddress.ip_network(network), reason, carries)
+    for network, reason, carries in (
+        ("0.0.0.0/8", "this network (0.0.0.0/8)", None),
+        ("10.0.0.0/8", "a private address (10.0.0.0/8)", None),
+        ("100.64.0.0/10", "a carrier-grade NAT address (100.64.0.0/10)", None),
+        ("127.0.0.0/8", "a loopback address (127.0.0.0/8)", None),
+        ("169.254.0.0/16", "a link-local address (169.254.0.0/16)", None),
+        ("172.16.0.0/12", "a private address (172.16.0.0/12)", None),
+        ("192.0.0.0/24", "an IETF protocol assignment (192.0.0.0/24)", None),
+        ("192.0.2.0/24", "a documentation address (192.0.2.0/24)", None),
+        ("192.31.196.0/24", "an AS112 DNS sink (192.31.196.0/24)", None),
+        ("192.52.193.0/24", "an AMT relay anycast address (192.52.193.0/24)", None),
+        ("192.88.99.0/24", "the deprecated 6to4 relay anycast (192.88.99.0/24)", None),
+        ("192.168.0.0/16", "a private address (192.168.0.0/16)", None),
+        ("192.175.48.0/24", "an AS112 DNS sink (192.175.48.0/24)", None),
+        ("198.18.0.0/15", "a benchmarking address (198.18.0.0/15)", None),
+        ("198.51.100.0/24", "a documentation address (198.51.100.0/24)", None),
+        ("203.0.113.0/24", "a documentation address (203.0.113.0/24)", None),
+        ("224.0.0.0/4", "a multicast address (224.0.0.0/4)", None),
+        ("240.0.0.0/4", "a reserved address (240.0.0.0/4)", None),
+        ("255.255.255.255/32", "the broadcast address", None),
+        ("::/128", "the unspecified address (::)", None),
+        ("::1/128", "the loopback address (::1)", None),
+        ("::/96", "a deprecated IPv4-compatible address (::/96)", None),
+        ("::ffff:0:0/96", "an IPv4-mapped address (::ffff:0:0/96)", _last_32_bits),
+        ("::ffff:0:0:0/96", "an IPv4-translated address (::ffff:0:0:0/96)", None),
+        ("64:ff9b::/96", "a NAT64 address (64:ff9b::/96)", _last_32_bits),
+        ("64:ff9b:1::/48", "a local-use NAT64 address (64:ff9b:1::/48)", None),
+        ("100::/64", "a discard-only address (100::/64)", None),
+        ("100:0:0:1::/64", "a dummy address (100:0:0:1::/64)", None),
+        ("2001::/23", "an IETF protocol assignment (2001::/23)", None),
+        ("2001::/32", "a Teredo address (2001::/32)", _teredo),
+        ("2001:db8::/32", "a documentation address (2001:db8::/32)", None),
+        ("2002::/16", "a 6to4 address (2002::/16)", _sixtofour),
+        ("3fff::/20", "a documentation address (3fff::/20)", None),
+        ("5f00::/16", "a segment-routing identifier (5f00::/16)", None),
+        ("fc00::/7", "a unique local address (fc00::/7)", None),
+        ("fe80::/10", "a link-local address (fe80::/10)", None),
+        ("fec0::/10", "a deprecated site-local address (fec0::/10)", None),
+        ("ff00::/8", "a multicast address (ff00::/8)", None),
+    )
 )
 
 
-def is_public(address: str) -> bool:
+def refusal(address: str) -> str | None:
+    """Why `address` may not be a webhook's target, or None if it may."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])  # drop an IPv6 zone
-    if ip.version == 6 and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    if ip.version == 6 and any(ip in prefix for prefix in EMBEDS_IPV4):
-        return False
-    return ip.is_global and not ip.is_multicast
+    inside = [block for block in BLOCKS if block.network.version == ip.version and ip in block.network]
+    if inside:
+        block = max(inside, key=lambda block: block.network.prefixlen)
+        if block.carries is None:
+            return block.reason
+        for carried in block.carries(ip):
+            why = refusal(str(carried))
+            if why is not None:
+                return f"{block.reason} carrying {why}"
+        return None
+    if not ip.is_global:
+        return "not a globally reachable address"
+    return None
+
+
+def is_public(address: str) -> bool:
+    return refusal(address) is None
 
 
 def parse(url: str) -> tuple[str, str, int, str]:
@@ -80,13 +160,24 @@ def resolve(url: str) -> Target:
     if not addresses:
         raise TargetRefused(f"The host {host!r} cannot be resolved.")
     if not settings.WEBHOOK_ALLOW_PRIVATE_TARGETS:
-        private = [address for address in addresses if not is_public(address)]
-        if private:
-            raise TargetRefused(
-                f"The host {host!r} resolves to {private[0]}, a loopback, private, link-local, multicast or "
-                "reserved address; webhooks are sent only to public addresses."
-            )
+        reasons = [why for why in map(refusal, addresses) if why is not None]
+        if reasons:
+            raise TargetRefused(refused_message(host, reasons[0]))
     return Target(scheme, host, port, path, addresses[0])
+
+
+def refused_message(host: str, reason: str) -> str:
+    """The refusal of a target on a special-purpose address. Its reason is
+    named only for an address written in the URL: what a name resolves to
+    is the network's business, not something any user may map by trying
+    names (an internal host's address, which names are internal)."""
+    try:
+        ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        return (
+            f"The host {host!r} does not resolve only to public addresses; webhooks are sent only to public addresses."
+        )
+    return f"The address {host} is {reason}; webhooks are sent only to public addresses."
 
 
 class PinnedHTTPConnection(http.client.HTTPConnection):

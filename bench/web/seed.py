@@ -43,10 +43,10 @@ def main(argv: list[str] | None = None) -> int:
     from django.core.files import File
     from django.core.files.storage import default_storage
     from django.utils import timezone
-    from rest_framework.authtoken.models import Token
 
     from sharing.models import Share, StoredFile
     from storage.stored import Digests
+    from tokens.service import issue
 
     def put(name: str, source: Path) -> str:
         if settings.STORAGE_URL:
@@ -95,8 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     json.dump(
         {
             "links": links,
-            "reader_token": Token.objects.create(user=reader).key,
-            "writer_token": Token.objects.create(user=writer).key,
+            "reader_token": issue(reader, name="bench")[1],
+            "writer_token": issue(writer, name="bench")[1],
             "writer_file": writer_file.pk,
         },
         sys.stdout,

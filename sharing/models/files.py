@@ -111,11 +111,13 @@ class StoredFile(models.Model):
         upload,
         delete_when_unshared: bool = False,
         reserved: int = 0,
+        reserved_by: str = quotas.Reserver.OWNER,
         still_wanted: Callable[["StoredFile"], bool] | None = None,
     ) -> "StoredFile":
         """Store the uploaded bytes and their metadata, or neither. The bytes
         count against the owner's quota (QuotaExceeded when they do not fit),
-        `reserved` of them already set aside for this upload. `still_wanted`,
+        `reserved` of them already set aside for this upload (`reserved_by`
+        whom: quotas.Reserver). `still_wanted`,
         called in the transaction that stores the row, may decline the file
         (a resumable upload that another request finished first): then
         nothing is stored and Superseded is raised."""
@@ -153,7 +155,7 @@ class StoredFile(models.Model):
                 # reservation the file that was kept already turned into itself.
                 if still_wanted is not None and not still_wanted(stored):
                     raise Superseded
-                quotas.charge(owner.pk, digests.size, from_reserved=reserved)
+                quotas.charge(owner.pk, digests.size, from_reserved=reserved, reserved_by=reserved_by)
         except BaseException:
             # The row never existed, so the bytes must not outlive it.
             stored.content.storage.delete(stored.content.name)

@@ -318,12 +318,16 @@ def test_a_local_time_shown_is_the_owners(owner, shared_file):
 def test_the_api_token_page_makes_a_token_once_and_passes_axe(owner):
     owner.goto("/account/token/")
     axe_check(owner)
+    owner.get_by_label("Name").fill("laptop")
+    owner.get_by_label("Expiry").select_option(label="In 30 days")
     owner.get_by_role("button", name="Make a token").click()
-    expect(owner.locator("#new-token")).to_have_text(re.compile(r"^[0-9a-f]{40}$"))
+    expect(owner.locator("#new-token")).to_have_text(re.compile(r"^[A-Za-z0-9_-]{43}$"))
     axe_check(owner)
     owner.goto("/account/token/")
     expect(owner.locator("#new-token")).to_have_count(0)  # shown once
-    expect(owner.get_by_role("button", name="Revoke the token")).to_be_visible()
+    expect(owner.locator("#tokens")).to_contain_text("expires on")
+    owner.get_by_role("button", name="Revoke laptop").click()
+    expect(owner.locator("#tokens")).to_have_count(0)
 
 
 @pytest.mark.parametrize("width", [390, 768, 1024, 1280])
