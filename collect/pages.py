@@ -27,6 +27,7 @@ from links.guards import check_password
 from pages.forms import UploadForm
 from pages.owners import owner_shown
 from pages.security import PageHeadersMixin
+from ratelimit.tries import tries_left_in_words
 from sharing.models import QuotaExceeded
 from uploads.writing import page_chunk
 
@@ -78,15 +79,17 @@ class RequestPage(PageHeadersMixin, View):
         return response
 
     def unlock(self, request):
-        outcome, retry_after = check_password(request, self.upload_request, self.token, request.POST["password"])
-        if outcome == "rate_limited":
+        check = check_password(request, self.upload_request, self.token, request.POST["password"])
+        if check.outcome == "rate_limited":
             response = self.locked(request, status=429, limited=True)
-            response["Retry-After"] = str(retry_after)
+            response["Retry-After"] = str(check.retry_after)
             return response
-        if outcome == "wrong":
+        if check.outcome == "wrong":
             if self.upload_request is None:
                 raise Http404("No such upload request.")
-            return self.locked(request, status=403, password_error=True)
+            return self.locked(
+                request, status=403, password_error=True, tries_left=tries_left_in_words(check.tries_left)
+            )
         response = redirect("collect:page", token=self.token)
         response.status_code = 303
         give_unlock(response, self.upload_request)

@@ -6,10 +6,12 @@ sees the same numbers.
 """
 
 import logging
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.contrib.auth import hashers
 
+from links.remembered import RememberedPasswords
 from ratelimit.limits import CountersUnavailable, RateLimit, client_address, client_ip
 from sharing.models import Share, Visitor
 
@@ -24,6 +26,14 @@ PASSWORD_HEADER = "X-Share-Password"
 WRONG_PASSWORDS_BY_VISITOR = RateLimit("link-password-visitor", limit=10, window=600)
 WRONG_PASSWORDS_BY_LINK = RateLimit("link-password", limit=200, window=600)
 WRONG_PASSWORDS_BY_ADDRESS = RateLimit("link-password-address", limit=30, window=600)
+# Every password one address makes this server hash, right or wrong, never
+# given back: a right password is remembered (links.remembered) and costs
+# about one hash per worker and hour, so this is far above what a recipient
+# needs, and still bounds what a client that knows passwords (of one link
+# or many) can cost: 200 hashes of ~0.2 s in 10 minutes, under a tenth of a core.
+HASHED_PASSWORDS_BY_ADDRESS = RateLimit("link-password-hashed", limit=200, window=600)
+
+REMEMBERED = RememberedPasswords()
 
 # Public-link requests are counted up to this many at once per worker
 # (ratelimit.ahead): one shared write per request was a seventh of a hot
@@ -65,43 +75,66 @@ def header_password(request) -> str | None:
         return raw
 
 
-def try_password(request, share: Share | None, token: str, password: str) -> tuple[str, int | None]:
+@dataclass(frozen=True)
+class PasswordCheck:
+    """What a password check found: "ok", "wrong" or "rate_limited"."""
+
+    outcome: str
+    retry_after: int | None = None  # rate_limited: seconds until a try is allowed
+    tries_left: int | None = None  # wrong: tries after this one before the limits refuse this client
+
+
+def try_password(request, share: Share | None, token: str, password: str) -> PasswordCheck:
     """Check a password given for the link `token` (share None when there is
     no such link), recording a wrong one in the share's history: check_password."""
     wrong = share.record_wrong_password if share is not None else None
     return check_password(request, share, token, password, on_wrong=wrong)
 
 
-def check_password(request, guarded, token: str, password: str, on_wrong=None) -> tuple[str, int | None]:
+def check_password(request, guarded, token: str, password: str, on_wrong=None) -> PasswordCheck:
     """Check a password given for the link `token` (a share's or an upload
-    request's; `guarded` None when there is no such link). Return ("ok", None), ("wrong", None) or ("rate_limited",
-    retry_after). A missing link answers exactly like a wrong password, after
-    the same hashing work, so guesses learn nothing about which links exist.
-    Every attempt is counted before the password is hashed and refunded if
-    it was right, so parallel guesses cannot slip past the limits. A wrong
-    password is passed to `on_wrong` (a share records it in its history; a
-    refusal by the limits is not: nothing was tried).
+    request's; `guarded` None when there is no such link).
+
+    A password this address proved lately is known without hashing
+    (links.remembered). Otherwise every attempt is counted before the
+    password is hashed, and the wrong-password counts are refunded if it was
+    right, so parallel guesses cannot slip past the limits; the hash itself
+    stays counted (HASHED_PASSWORDS_BY_ADDRESS). A missing link answers
+    exactly like a wrong password, after the same hashing work, so guesses
+    learn nothing about which links exist. A wrong password is passed to
+    `on_wrong` (a share records it in its history; a refusal by the limits
+    is not: nothing was tried).
     """
     address = client_address(request)
-    counted = []
-    for limit, ident in (
+    if (
+        guarded is not None
+        and guarded.has_password
+        and REMEMBERED.knows(token, guarded.password_hash, password, address)
+    ):
+        return PasswordCheck("ok")
+    wrong_counts = (
         (WRONG_PASSWORDS_BY_VISITOR, f"{token}|{address}"),
         (WRONG_PASSWORDS_BY_LINK, token),
         (WRONG_PASSWORDS_BY_ADDRESS, address),
-    ):
+    )
+    counted = []
+    tries_left = None
+    for limit, ident in (*wrong_counts, (HASHED_PASSWORDS_BY_ADDRESS, address)):
         decision = limit.hit(ident)
         if not decision.allowed:
             for earlier, earlier_ident in counted:
                 earlier.refund(earlier_ident)
-            return "rate_limited", decision.retry_after
+            return PasswordCheck("rate_limited", retry_after=decision.retry_after)
         counted.append((limit, ident))
+        tries_left = decision.remaining if tries_left is None else min(tries_left, decision.remaining)
     if guarded is None or not guarded.has_password:
         hashers.make_password("no such link")  # the same work a real check costs
-        return "wrong", None
+        return PasswordCheck("wrong", tries_left=tries_left)
     if guarded.check_password(password):
-        for limit, ident in counted:
+        for limit, ident in wrong_counts:
             limit.refund(ident)
-        return "ok", None
+        REMEMBERED.remember(token, guarded.password_hash, password, address)
+        return PasswordCheck("ok")
     if on_wrong is not None:
         on_wrong(visitor(request))
-    return "wrong", None
+    return PasswordCheck("wrong", tries_left=tries_left)

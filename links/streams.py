@@ -23,7 +23,7 @@ class _Settling:
 
     def sent_until(self) -> int:
         """The bytes read, or fewer when the connection broke and `delivery`
-        knows what the client acknowledged."""
+        knows what the connection sent."""
         if self.position >= self.end or self.delivery is None:
             return self.position
         received = self.delivery.received_at_most()

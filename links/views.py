@@ -27,6 +27,7 @@ from links.previews import preview_kind, preview_of, previews_allowed
 from links.tickets import give_unlock, is_unlocked
 from pages.owners import owner_shown
 from ratelimit.limits import CountersUnavailable
+from ratelimit.tries import tries_left_in_words
 from sharing.models import Share
 from sharing.models.lookup import share_by_token
 from storage.errors import StorageUnavailable
@@ -117,7 +118,7 @@ def one_file(position: int, share: Share):
     return None if stored is None else FilePayload(stored)
 
 
-def landing(request, token: str, *, password_error: bool = False, status: int = 200):
+def landing(request, token: str, *, password_error: bool = False, tries_left: int | None = None, status: int = 200):
     share = find(token)
     if share is None:
         return answer(request, "no_such_link")
@@ -131,6 +132,7 @@ def landing(request, token: str, *, password_error: bool = False, status: int = 
         "share": share,
         "locked": locked,
         "password_error": password_error,
+        "tries_left": "" if tries_left is None else tries_left_in_words(tries_left),
         "files": files,
         "entries": [{"file": stored, "preview": shows_previews and preview_kind(stored)} for stored in files],
         "several": len(files) > 1,
@@ -165,13 +167,13 @@ def unlock(request, token: str):
     """Check the landing page's password form; on success remember it in a
     cookie for this link and go back to the page (POST, redirect, GET)."""
     share = find(token)
-    outcome, retry_after = try_password(request, share, token, request.POST.get("password", ""))
-    if outcome == "rate_limited":
-        return answer(request, "password_limited", retry_after=retry_after)
-    if outcome == "wrong":
+    check = try_password(request, share, token, request.POST.get("password", ""))
+    if check.outcome == "rate_limited":
+        return answer(request, "password_limited", retry_after=check.retry_after)
+    if check.outcome == "wrong":
         if share is None or ended_kind(share) is not None:
             return answer(request, "wrong_password")
-        return landing(request, token, password_error=True, status=403)
+        return landing(request, token, password_error=True, tries_left=check.tries_left, status=403)
     response = redirect("public-share", token=token)
     response.status_code = 303
     give_unlock(response, share)
@@ -195,10 +197,10 @@ def send(request, token: str, pick=whole, *, inline: bool = False, missing: str 
         given = header_password(request)
         if given is None:
             return answer(request, "password_required", share=share)
-        outcome, retry_after = try_password(request, share, token, given)
-        if outcome == "rate_limited":
-            return answer(request, "password_limited", retry_after=retry_after)
-        if outcome == "wrong":
+        check = try_password(request, share, token, given)
+        if check.outcome == "rate_limited":
+            return answer(request, "password_limited", retry_after=check.retry_after)
+        if check.outcome == "wrong":
             return answer(request, "wrong_password")
     payload = pick(share) if share.files else None
     if payload is None:

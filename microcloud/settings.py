@@ -263,7 +263,11 @@ RATELIMIT_SQLITE_PATH = Path(os.environ.get("RATELIMIT_SQLITE_PATH", BASE_DIR / 
 # Log-in attempts (API token and admin) allowed per client address, and
 # failed ones per username, in any 10 minutes; more get 429 with Retry-After.
 LOGIN_ATTEMPTS_PER_ADDRESS = envint("LOGIN_ATTEMPTS_PER_ADDRESS", 30, minimum=1)
-LOGIN_FAILURES_PER_USERNAME = envint("LOGIN_FAILURES_PER_USERNAME", 10, minimum=1)
+# Failed ones for one username from one address (a guesser pauses only
+# itself), and from all addresses together: a ceiling far above it, so that
+# locking an owner out takes many addresses (ratelimit/logins.py).
+LOGIN_FAILURES_PER_USERNAME_AND_ADDRESS = envint("LOGIN_FAILURES_PER_USERNAME_AND_ADDRESS", 10, minimum=1)
+LOGIN_FAILURES_PER_USERNAME = envint("LOGIN_FAILURES_PER_USERNAME", 100, minimum=1)
 # API tokens one user may hold at once (each log-in at POST /api/auth/token/ adds one).
 API_TOKENS_PER_USER = envint("API_TOKENS_PER_USER", 100, minimum=1)
 # Trusted reverse proxies in front of the web server: the client address is

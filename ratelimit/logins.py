@@ -1,15 +1,28 @@
 """Limits on password guessing at every log-in: the API token endpoint and
 the admin's log-in page.
 
-Each attempt is counted per client address and per username before the
-password is checked (hashing costs ~0.3 s of CPU by design, so an attempt
-refused here costs nothing), and a successful log-in takes its counts back:
-the limits bind on failures, exactly, however many attempts race. When the
-counters cannot be reached (Redis down) log-ins pause with a 503 rather
-than go unlimited.
+Each attempt is counted before the password is checked (hashing costs
+~0.3 s of CPU by design, so an attempt refused here costs nothing), and a
+successful log-in takes its counts back: the limits bind on failures,
+exactly, however many attempts race. When the counters cannot be reached
+(Redis down) log-ins pause with a 503 rather than go unlimited.
+
+Three counts, so that a guesser pauses itself and not the account's owner
+(usernames are on every public link's page):
+- per client address, every attempt (LOGIN_ATTEMPTS_PER_ADDRESS): one
+  address trying many usernames;
+- per (username, address), failures (LOGIN_FAILURES_PER_USERNAME_AND_ADDRESS):
+  what stops one guesser, from its own address only; the owner, from
+  theirs, still signs in;
+- per username from all addresses, failures (LOGIN_FAILURES_PER_USERNAME):
+  a ceiling ten times higher, for guessers spread over many addresses,
+  which only they can reach.
+Each attempt that fails is told how many are left before a pause
+(Attempt.tries_left).
 """
 
 import logging
+from dataclasses import dataclass
 from functools import wraps
 
 from django.conf import settings
@@ -20,6 +33,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from ratelimit.limits import CountersUnavailable, RateLimit, client_address
+from ratelimit.tries import tries_left_in_words
 from ratelimit.waits import wait_in_words
 
 logger = logging.getLogger(__name__)
@@ -49,38 +63,52 @@ class LoginRefused(Exception):
         }
 
 
-def _limits() -> tuple[RateLimit, RateLimit]:
+@dataclass(frozen=True)
+class Attempt:
+    """An attempt the limits let through."""
+
+    tries_left: int  # attempts after this one before a limit refuses this client this username
+
+    def tries_left_in_words(self) -> str:
+        return tries_left_in_words(self.tries_left)
+
+
+def _counts(request, username: str) -> tuple[tuple[RateLimit, str], ...]:
+    """Each limit of an attempt with the identity it counts."""
+    address = client_address(request)
+    # Usernames differ by case only for Django; for guessing they are one.
+    name = str(username or "").strip().lower()[:150]
     return (
-        RateLimit("login-address", limit=settings.LOGIN_ATTEMPTS_PER_ADDRESS, window=WINDOW),
-        RateLimit("login-username", limit=settings.LOGIN_FAILURES_PER_USERNAME, window=WINDOW),
+        (RateLimit("login-address", limit=settings.LOGIN_ATTEMPTS_PER_ADDRESS, window=WINDOW), address),
+        (
+            RateLimit("login-visitor", limit=settings.LOGIN_FAILURES_PER_USERNAME_AND_ADDRESS, window=WINDOW),
+            f"{address}|{name}",
+        ),
+        (RateLimit("login-username", limit=settings.LOGIN_FAILURES_PER_USERNAME, window=WINDOW), name),
     )
 
 
-def _idents(request, username: str) -> tuple[str, str]:
-    # Usernames differ by case only for Django; for guessing they are one.
-    return client_address(request), str(username or "").strip().lower()[:150]
-
-
-def begin_attempt(request, username: str) -> None:
+def begin_attempt(request, username: str) -> Attempt:
     """Count an attempt; raise LoginRefused when a limit is reached."""
     try:
         counted = []
-        for limit, ident in zip(_limits(), _idents(request, username), strict=True):
+        for limit, ident in _counts(request, username):
             decision = limit.hit(ident)
             if not decision.allowed:
-                for earlier, earlier_ident in counted:
+                for earlier, earlier_ident, _left in counted:
                     earlier.refund(earlier_ident)
                 raise LoginRefused(429, TOO_MANY, decision.retry_after)
-            counted.append((limit, ident))
+            counted.append((limit, ident, decision.remaining))
     except CountersUnavailable:
         logger.exception("Log-in attempt refused: the rate-limit counters cannot be reached")
         raise LoginRefused(503, PAUSED, 1) from None
+    return Attempt(tries_left=min(left for _limit, _ident, left in counted))
 
 
 def attempt_succeeded(request, username: str) -> None:
     """Take back the attempt of a successful log-in."""
     try:
-        for limit, ident in zip(_limits(), _idents(request, username), strict=True):
+        for limit, ident in _counts(request, username):
             limit.refund(ident)
     except CountersUnavailable:
         # The log-in stands; its attempt simply stays counted.
@@ -124,12 +152,22 @@ def throttled_admin_login(view):
             return view(request, *args, **kwargs)
         username = request.POST.get("username", "")
         try:
-            begin_attempt(request, username)
+            attempt = begin_attempt(request, username)
         except LoginRefused as refused:
             return refused_admin_login(request, refused)
         response = view(request, *args, **kwargs)
         if response.status_code in (301, 302, 303) and request.user.is_authenticated:
             attempt_succeeded(request, username)
+        else:
+            say_tries_left(response, attempt)
         return response
 
     return wrapped
+
+
+def say_tries_left(response, attempt: Attempt) -> None:
+    """Add the tries left to the errors of the refused log-in form the
+    admin's response is about to render (a TemplateResponse, still unrendered)."""
+    form = (getattr(response, "context_data", None) or {}).get("form")
+    if form is not None and form.is_bound and form.errors:
+        form.add_error(None, attempt.tries_left_in_words())

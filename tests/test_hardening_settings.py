@@ -59,6 +59,7 @@ def test_manage_py_works_in_a_checkout_where_make_run_wrote_the_key(tmp_path):
     [
         ("LOGIN_ATTEMPTS_PER_ADDRESS", "0"),
         ("LOGIN_FAILURES_PER_USERNAME", "-1"),
+        ("LOGIN_FAILURES_PER_USERNAME_AND_ADDRESS", "0"),
         ("LINK_RATE_LIMIT", "0"),
         ("NUM_PROXIES", "-1"),
     ],

@@ -1,16 +1,23 @@
 """What a broken response really delivered (links.delivery), on real TCP
 connections over loopback: the server's socket buffer holds megabytes the
-client never got, and a reset connection gives them back to the budget."""
+client never got, and a reset connection gives them back to the budget; but
+nothing the server sent is given back, acknowledged or not."""
 
 import io
+import json
+import os
+import shutil
 import socket
 import struct
+import subprocess
+import sys
 import time
 
 import pytest
 
 from links.delivery import Delivery
 from links.downloads import RangeReader
+from tests.helpers import REPO_ROOT
 
 pytestmark = pytest.mark.skipif(not hasattr(socket, "TCP_INFO"), reason="tcp_info is Linux's")
 
@@ -57,7 +64,7 @@ def wait_for_reset(delivery: Delivery) -> int:
     return received
 
 
-def test_a_reset_connection_tells_what_it_acknowledged(connection):
+def test_a_reset_connection_tells_what_was_sent(connection):
     server, client = connection
     server.sendall(b"an earlier response on the same connection")
     read(client, 42)
@@ -130,3 +137,28 @@ def test_a_client_that_stops_acknowledging_is_dropped_after_the_hold(connection)
     received = delivery.received_at_most()
     assert received is not None  # dropped: nothing more can be delivered
     assert received < written
+
+
+def test_what_a_client_received_without_acknowledging_is_not_given_back():
+    """A client that reads every segment, acknowledges none and resets
+    (tests.silent_tcp, in a network namespace of its own) got bytes: they
+    count as sent, though the kernel never heard they arrived."""
+    unshare = shutil.which("unshare")
+    if os.geteuid() != 0 or unshare is None or not os.path.exists("/dev/net/tun"):
+        pytest.skip("needs root, unshare and /dev/net/tun (a network namespace with a TUN device)")
+    run = subprocess.run(
+        [unshare, "--net", sys.executable, "-m", "tests.silent_tcp"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    if run.returncode != 0 and "unshare failed" in run.stderr:
+        pytest.skip(f"no network namespace here: {run.stderr.strip()}")
+    assert run.returncode == 0, run.stderr
+    figures = json.loads(run.stdout)
+    assert figures["received"] > 0  # the server did send, within its window
+    assert figures["counted"] is not None  # the reset was seen
+    assert figures["counted"] >= figures["received"]
+    assert figures["counted"] < figures["taken"]  # what never left is still given back

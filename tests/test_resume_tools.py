@@ -202,6 +202,25 @@ def test_curl_killed_then_resumed_with_c(servers, alice, make_file, data, tmp_pa
     check_one_download(share, out, data, servers[0], capsys, "curl killed, then curl -C -")
 
 
+def test_curl_resumes_a_password_link_with_the_header(servers, alice, make_file, data, tmp_path, capsys, settings):
+    curl = tool("curl")
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.PBKDF2PasswordHasher"]  # the servers' own
+    stored = make_file(alice, name="big.bin", data=data, content_type="application/octet-stream")
+    share = Share.create_for(
+        file=stored, expires_at=timezone.now() + timedelta(hours=1), max_downloads=1, password="open sesame"
+    )
+    out = tmp_path / "big.bin"
+    header = ["-H", "X-Share-Password: open sesame"]
+
+    interrupt(
+        [curl, "-sS", *header, "--limit-rate", RATE, "-o", str(out), url_of(servers[0], share)], out, signal.SIGKILL
+    )
+
+    resumed = run([curl, "-sS", "-f", *header, "-C", "-", "-o", str(out), url_of(servers[-1], share)])
+    assert resumed.returncode == 0, (resumed.stderr, story(share))
+    check_one_download(share, out, data, servers[0], capsys, "curl killed, then curl -C - with X-Share-Password")
+
+
 def test_wget_stopped_with_ctrl_c_then_resumed_with_c(servers, alice, make_file, data, tmp_path, capsys):
     wget = tool("wget")
     share = limited_share(alice, make_file, data)

@@ -113,7 +113,7 @@ def test_a_password_request_asks_for_it_refuses_a_wrong_one_then_takes_files(ano
     with page.expect_response(lambda response: response.request.method == "POST") as answer:
         page.get_by_role("button", name="Unlock").click()
     assert answer.value.status == 403
-    expect(page.get_by_role("alert")).to_have_text("Wrong password. Try again.")
+    expect(page.get_by_role("alert")).to_have_text("Wrong password. Try again. 9 tries left before a pause.")
     expect(page.get_by_label("Password", exact=True)).to_have_attribute("aria-invalid", "true")
     axe_check(page)
     page.get_by_label("Password", exact=True).fill("open sesame")

@@ -83,7 +83,7 @@ def test_a_wrong_then_right_password(page, report):
     with page.expect_response(lambda r: r.request.method == "POST") as answer:
         page.get_by_role("button", name="Unlock").click()
     assert answer.value.status == 403
-    expect(page.get_by_role("alert")).to_have_text("Wrong password. Try again.")
+    expect(page.get_by_role("alert")).to_have_text("Wrong password. Try again. 9 tries left before a pause.")
     axe_check(page)
 
     page.get_by_label("Password").fill("open sesame")

@@ -76,7 +76,9 @@ def test_the_password_prompt_in_french_passes_axe(french, shared_file):
     expect(french.get_by_role("heading", name="Ce lien est protégé par un mot de passe")).to_be_visible()
     french.get_by_label("Mot de passe").fill("pas celui-là")
     french.get_by_role("button", name="Déverrouiller").click()
-    expect(french.get_by_role("alert")).to_have_text("Mot de passe incorrect. Réessayez.")
+    expect(french.get_by_role("alert")).to_have_text(
+        "Mot de passe incorrect. Réessayez. Il vous reste 9 essais avant une pause."
+    )
     axe_check(french)
     french.get_by_label("Mot de passe").fill("sésame")
     french.get_by_role("button", name="Déverrouiller").click()

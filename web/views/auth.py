@@ -12,8 +12,11 @@ from ratelimit.logins import LoginRefused, attempt_succeeded, begin_attempt
 
 class ThrottledPasswordMixin:
     """Count a form's password attempt (ratelimit.logins) before the password
-    is hashed, take it back when the form is valid, and answer a refused one
-    with the form and the refusal as its error."""
+    is hashed, take it back when the form is valid, tell a failed one how
+    many tries are left, and answer a refused one with the form and the
+    refusal as its error."""
+
+    attempt = None  # the counted attempt of this request (ratelimit.logins.Attempt)
 
     def attempt_username(self) -> str:
         raise NotImplementedError
@@ -21,7 +24,7 @@ class ThrottledPasswordMixin:
     def post(self, request, *args, **kwargs):
         # Counted before the password is hashed, so a refused guess costs nothing.
         try:
-            begin_attempt(request, self.attempt_username())
+            self.attempt = begin_attempt(request, self.attempt_username())
         except LoginRefused as refused:
             return self.refused(refused)
         return super().post(request, *args, **kwargs)
@@ -29,6 +32,11 @@ class ThrottledPasswordMixin:
     def form_valid(self, form):
         attempt_succeeded(self.request, self.attempt_username())
         return super().form_valid(form)
+
+    def form_invalid(self, form):
+        if self.attempt is not None:
+            form.add_error(None, self.attempt.tries_left_in_words())
+        return super().form_invalid(form)
 
     def refused(self, refused: LoginRefused):
         """The form again, the refusal as its error, with the refusal's status."""
