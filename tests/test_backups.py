@@ -14,11 +14,11 @@ import uuid
 import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
-from rest_framework.authtoken.models import Token
 
 from backups.manifest import Manifest, safe_path
 from sharing.models import StoredFile
 from tests.helpers import free_port, run_manage, start_web, stop, wait_for_port, wait_until
+from tokens.service import issue
 
 UPLOADERS = 3
 KEY = "test-only-secret-key-for-the-restored-state-0123456789"
@@ -54,7 +54,7 @@ def sha256(path) -> str:
 def uploads_streaming(alice, tmp_path, media_root):
     """gunicorn on the test database, and uploaders sending files to it
     until the test is done; yields the ids uploaded so far (a live list)."""
-    token = Token.objects.create(user=alice).key
+    token = issue(alice, name="test")[1]
     port = free_port()
     server = start_web(port, tmp_path / "web.log", MEDIA_ROOT=str(media_root))
     uploaded: list[int] = []

@@ -13,11 +13,11 @@ from datetime import timedelta
 import pytest
 import requests
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 
 from collect.models import UploadRequest
 from sharing.models import SharingPolicy, StorageAccount, StoredFile
 from tests.helpers import free_port, report, start_web, stop, wait_for_port
+from tokens.service import issue
 
 pytestmark = [pytest.mark.fault, pytest.mark.django_db(transaction=True)]
 
@@ -84,7 +84,7 @@ def test_a_flood_at_one_request_gets_429s_and_the_owner_still_uploads(alice, ser
     assert account.reserved_bytes == account.strangers_reserved_bytes <= QUOTA // 2
 
     # The owner, from the same address, stores a file of their own.
-    token = Token.objects.create(user=alice).key
+    token = issue(alice, name="test")[1]
     mine = requests.post(
         f"{server}/api/files/",
         headers={"Authorization": f"Token {token}"},

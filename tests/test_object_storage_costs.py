@@ -16,7 +16,6 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import storages
 from django.test import Client
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 from tusclient import client as tus
 from tusclient.exceptions import TusUploadFailed
 
@@ -24,6 +23,7 @@ from sharing.models import Share, StoredFile
 from tests import buckets
 from tests.helpers import free_port, report, run_manage, start_web, stop, storage_env, wait_for_port
 from tests.test_uploads_support import TUS, checksum, create, new_upload, patch
+from tokens.service import issue
 from uploads.models import Upload
 from uploads.writing import claim, commit, receive
 
@@ -195,7 +195,7 @@ def test_tuspy_is_told_the_least_chunk_and_resumes_with_a_big_enough_one(web_on_
     data = data_of(12 * MiB + 5)
     source = tmp_path / "video.bin"
     source.write_bytes(data)
-    key = Token.objects.create(user=alice).key
+    key = issue(alice, name="test")[1]
     client = tus.TusClient(
         f"http://127.0.0.1:{web_on_the_bucket}/api/uploads/", headers={"Authorization": f"Token {key}"}
     )
