@@ -18,10 +18,9 @@ from freezegun import freeze_time
 from rest_framework.test import APIClient
 
 from collect.models import ReceivedFile, UploadRequest
-from ratelimit.counters import reset_shared_counters
 from sharing.models import SharingPolicy, StorageAccount, StoredFile
-from tests.helpers import free_port
 from tests.test_collect_api import endpoint, make_request
+from tests.test_hardening_logins import counters_out_of_reach  # noqa: F401 (a fixture)
 from tests.test_hardening_settings import manage
 from tests.test_uploads_support import TUS, create, head, metadata, patch, path_of
 from uploads.models import Upload, partial_dir, remove_if_due
@@ -95,22 +94,10 @@ def test_unknown_tokens_count_too(settings):
     assert [response.status_code for response in guesses] == [404, 404, 429]
 
 
-@pytest.fixture
-def counters_out_of_reach(settings):
-    """Rate counters on a Redis that is not there (a closed port)."""
-    settings.CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": f"redis://127.0.0.1:{free_port()}/0",
-        }
-    }
-    reset_shared_counters()
-    yield
-    reset_shared_counters()
-
-
 def test_counters_out_of_reach_leave_upload_requests_working_and_their_other_limits_on(
-    settings, alice_client, counters_out_of_reach
+    settings,
+    alice_client,
+    counters_out_of_reach,  # noqa: F811 (the fixture imported above)
 ):
     settings.REQUEST_RATE_LIMIT = 1  # it only spreads load: not worth refusing everyone for
     settings.REQUEST_UNFINISHED_UPLOADS = 1  # in the database: the counters are not asked
