@@ -53,8 +53,8 @@ def login(page: Page, user: AbstractBaseUser | str, password: str, next_path: st
     submit_admin_login(page, user, password, next_path)
     landed = urlsplit(page.url).path
     if landed != next_path:
-        error = page.locator(".errornote")
-        said = error.inner_text() if error.count() else "no error shown"
+        errors = page.locator(".errornote")
+        said = " ".join(errors.all_inner_texts()) if errors.count() else "no error shown"
         raise AssertionError(f"admin login failed: at {landed} instead of {next_path} ({said})")
 
 

@@ -60,7 +60,8 @@ def test_a_wrong_password_shows_the_error(page, admin_user):
         login(page, admin_user, "not-the-password")
 
     assert urlsplit(page.url).path == "/admin/login/"
-    expect(page.locator(".errornote")).to_contain_text("Please enter the correct username and password")
+    expect(page.locator(".errornote").first).to_contain_text("Please enter the correct username and password")
+    expect(page.locator(".errornote").last).to_contain_text("tries left before a pause")
     axe_check(page)
     no_foreign_requests(page)
 
