@@ -10,7 +10,7 @@ from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
 
 from collect.models import ReceivedFile, UploadRequest, request_open_q, room_q
-from collect.places import RequestFull, give_back, take_place
+from collect.places import RequestEnded, RequestFull, give_back, take_place
 
 pytestmark = pytest.mark.django_db
 
@@ -116,3 +116,11 @@ def test_it_gives_back_an_unfinished_uploads_place_once(alice):
     upload_request.refresh_from_db()
     assert (upload_request.files_taken, upload_request.bytes_taken) == (0, 0)
     assert not ReceivedFile.objects.exists()
+
+
+def test_it_says_a_request_past_its_deadline_ended_rather_than_busy(alice):
+    upload_request = new_request(alice)
+    take_place(upload_request.pk, "first", "a.pdf", 4, arriving_at_most=1)
+    UploadRequest.objects.filter(pk=upload_request.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    with pytest.raises(RequestEnded):
+        take_place(upload_request.pk, "second", "b.pdf", 4, arriving_at_most=1)
