@@ -89,4 +89,23 @@ EQUIVALENT: list[tuple[str, str, str, str, str]] = [
         "Only the log line's traceback: the bytes stay reserved and the response ends the same either way "
         "(the path needs the database to fail mid-settle, which no test fakes).",
     ),
+    (
+        "collect/places.py",
+        "left = max(0, (upload_request.max_bytes or 0) - upload_request.bytes_taken)",
+        "0",
+        "1",
+        "Only `max_bytes or 0` -> `or 1` (max(0, ...) -> max(1, ...) is killed): the `or` applies when max_bytes "
+        "is None (request_max_bytes forbids 0), and then room_q never refuses for bytes, so why_not only "
+        "reaches this line with a byte limit set: take_place calls it, its only caller, with the row it read "
+        "under the request's lock right after the UPDATE refused, so the row is the one room_q judged.",
+    ),
+    (
+        "uploads/models.py",
+        "return False",
+        "False",
+        "True",
+        "Only _delete_locked's `return False` (row is None; remove_if_due's is killed): remove_upload ignores "
+        "the result, and remove_if_due calls it only after due().exists() found the row under the row's lock "
+        "in the same transaction, so for it the row is always there.",
+    ),
 ]

@@ -5,9 +5,12 @@ the deadline, for ended requests, and at the edges of the limits."""
 from datetime import timedelta
 
 import pytest
+from django.db import IntegrityError, transaction
+from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
 
-from collect.models import UploadRequest, request_open_q, room_q
+from collect.models import ReceivedFile, UploadRequest, request_open_q, room_q
+from collect.places import RequestEnded, RequestFull, give_back, take_place
 
 pytestmark = pytest.mark.django_db
 
@@ -82,3 +85,42 @@ def test_room_in_the_database_follows_the_limits(alice, limits, files, size, len
         limits.get("max_bytes") is None or size + length <= limits["max_bytes"]
     )
     assert by_hand is expected  # the table itself says what the limits mean
+
+
+def test_it_names_a_request_by_its_title_or_else_by_its_number(alice):
+    assert str(new_request(alice, title="Scans for the audit")) == "Scans for the audit"
+    untitled = new_request(alice)
+    assert str(untitled) == f"Upload request {untitled.pk}"
+
+
+def test_it_never_overwrites_a_request_when_given_the_id_of_one(alice):
+    kept = new_request(alice, title="Kept")
+    with pytest.raises(IntegrityError), transaction.atomic():
+        new_request(alice, id=kept.pk, title="Overwritten")
+    assert UploadRequest.objects.get(pk=kept.pk).title == "Kept"
+
+
+def test_it_says_no_room_is_left_in_a_request_full_to_the_byte(alice):
+    upload_request = new_request(alice, max_bytes=10)
+    take_place(upload_request.pk, "first", "a.pdf", 10)
+    with pytest.raises(RequestFull) as refused:
+        take_place(upload_request.pk, "second", "b.pdf", 1)
+    assert refused.value.message.endswith(f"has left ({filesizeformat(0)}).")
+
+
+def test_it_gives_back_an_unfinished_uploads_place_once(alice):
+    upload_request = new_request(alice, max_files=2, max_bytes=10)
+    take_place(upload_request.pk, "first", "a.pdf", 4)
+    assert give_back("first") is True
+    assert give_back("first") is False
+    upload_request.refresh_from_db()
+    assert (upload_request.files_taken, upload_request.bytes_taken) == (0, 0)
+    assert not ReceivedFile.objects.exists()
+
+
+def test_it_says_a_request_past_its_deadline_ended_rather_than_busy(alice):
+    upload_request = new_request(alice)
+    take_place(upload_request.pk, "first", "a.pdf", 4, arriving_at_most=1)
+    UploadRequest.objects.filter(pk=upload_request.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    with pytest.raises(RequestEnded):
+        take_place(upload_request.pk, "second", "b.pdf", 4, arriving_at_most=1)

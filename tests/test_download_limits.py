@@ -7,7 +7,8 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from sharing.models import Download, Share, byte_budget, reactivate
+from sharing.models import Download, Share, ShareEvent, byte_budget, reactivate
+from sharing.signals import share_downloaded, share_ended
 from tests.helpers import in_threads
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -254,3 +255,71 @@ def test_a_refused_download_records_nothing(shared_file):
     assert fresh(share).download_count == 1
     assert share.events.filter(kind="downloaded").count() == 1
     assert not Download.objects.filter(share=share).exists()  # the exact path counts in the row
+
+
+def test_it_takes_a_new_limit_that_leaves_exactly_nothing_to_send(alice, make_file):
+    # A 3-byte file has no resend allowance: after one copy, a limit of one
+    # leaves a budget of exactly 0 bytes, which is allowed and ends the link.
+    share = limited(make_file(alice, name="abc.txt", data=b"abc"), 2)
+    assert share.count_download()
+    assert share.change(max_downloads=1)
+    assert (fresh(share).bytes_left, share.status, share.end_reason) == (
+        0,
+        Share.Status.EXPIRED,
+        Share.EndReason.DOWNLOAD_LIMIT,
+    )
+
+
+def test_it_records_the_limit_reached_once_when_the_last_copy_settles(shared_file):
+    share = limited(shared_file, 2)
+    ended = []
+
+    def listener(sender, file_ids, **kwargs):
+        ended.append(file_ids)
+
+    share_ended.connect(listener)
+    try:
+        assert share.count_download()
+        assert not share.events.filter(kind=ShareEvent.Kind.DOWNLOAD_LIMIT_REACHED).exists()
+        assert ended == []
+        assert share.count_download()
+    finally:
+        share_ended.disconnect(listener)
+    assert share.events.filter(kind=ShareEvent.Kind.DOWNLOAD_LIMIT_REACHED).count() == 1
+    assert ended == [[shared_file.pk]]
+
+
+@pytest.mark.parametrize("max_downloads", [None, 2])
+def test_it_names_the_file_a_download_sent_in_its_history(shared_file, max_downloads):
+    share = Share.create_for(
+        file=shared_file, expires_at=timezone.now() + timedelta(hours=1), max_downloads=max_downloads
+    )
+    assert share.count_download()
+    assert share.events.get(kind=ShareEvent.Kind.DOWNLOADED).details == {"file": shared_file.pk}
+
+
+def test_it_counts_a_link_read_with_a_limit_in_its_row_even_once_the_limit_is_lifted(shared_file):
+    share = limited(shared_file, 2)
+    Share.objects.get(pk=share.pk).change(max_downloads=None)
+    assert share.count_download()  # the instance in hand still has its limit
+    assert (fresh(share).download_count, share.max_downloads) == (1, None)
+    assert not Download.objects.filter(share=share).exists()  # the exact way, not the quick one
+
+
+def test_it_asks_for_the_first_download_notice_only_after_a_response_from_byte_0(shared_file):
+    heard = []
+
+    def listener(sender, share_id, **kwargs):
+        heard.append(share_id)
+
+    share = Share.create_for(
+        file=shared_file, expires_at=timezone.now() + timedelta(hours=1), max_downloads=3, notify_first_download=True
+    )
+    share_downloaded.connect(listener)
+    try:
+        share.reserve_bytes(first=5, end=SIZE).settle(SIZE)  # a resume is no download
+        assert heard == []
+        share.reserve_bytes(first=0, end=SIZE).settle(SIZE)
+    finally:
+        share_downloaded.disconnect(listener)
+    assert heard == [share.pk]
