@@ -74,3 +74,15 @@ def test_it_makes_the_partial_folders_and_file_private_when_django_sets_no_modes
     assert stat.S_IMODE(partial_dir().stat().st_mode) == 0o700
     assert stat.S_IMODE(partial_dir().parent.stat().st_mode) == 0o700
     assert stat.S_IMODE(partial_path("an-upload").stat().st_mode) == 0o600
+
+
+def test_it_makes_a_partial_file_when_another_upload_made_the_folders_between_its_look_and_its_mkdir(
+    settings, tmp_path, monkeypatch
+):
+    # Two first uploads at once: both look, see no folder, and one makes it
+    # before the other does. The second must not fail on the folder now there.
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    create_partial_file("the-first")
+    monkeypatch.setattr(type(partial_dir()), "is_dir", lambda path: False)  # what the second saw
+    create_partial_file("the-second")
+    assert partial_path("the-second").is_file()
