@@ -100,20 +100,16 @@ def unfinished(endpoint: str, bucket: str) -> list[str]:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_sweep_discards_a_removed_uploads_parts_and_tail_in_a_bucket(bucket_storage, alice_client):
+def test_the_sweep_discards_a_removed_uploads_parts_in_a_bucket(bucket_storage, alice_client):
     endpoint, bucket = bucket_storage
-    live = new_upload(alice_client, 10)
-    assert patch(alice_client, live, 0, b"01234").status_code == 204  # a tail of its own
+    live = new_upload(alice_client, 10)  # its multipart upload, begun at creation
     stray = new_upload_id()  # as a removal whose discard never ran leaves it
-    in_bucket = partial_object(stray)
-    in_bucket.create()
-    appender = in_bucket.appender(0)
-    appender.write(b"abc")
-    appender.close(keep=True)
+    partial_object(stray).create()
     assert unfinished(endpoint, bucket) == sorted([upload_id(live), stray])
     assert not partial_dir().exists()  # nothing of theirs on the disk
 
-    assert sweep_strays() == 0  # younger than the grace
+    # (The grace itself is tested on the disk: moto reports every multipart
+    # upload as begun in 2010, so here each one is older than any grace.)
     assert sweep_strays(now=time.time() + GRACE.total_seconds() + 60) == 1
     assert unfinished(endpoint, bucket) == [upload_id(live)]
-    assert [key.rsplit("/", 1)[1] for key in buckets.keys(endpoint, bucket)] == [f"{upload_id(live)}.tail-5"]
+    assert patch(alice_client, live, 0, b"0123456789").status_code == 204  # the live one goes on to its end
