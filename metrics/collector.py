@@ -17,7 +17,7 @@ from expiry.window import policy_default_lifetime, refresh_interval_for
 from health.daemon import expiry_daemon
 from notices.claims import lead_is_on, owing_reminders
 from sharing.models import Share, ShareEvent, SharingPolicy, StoredFile
-from sharing.models.state import Status
+from sharing.models.state import Status, due_q, servable_q
 from uploads.models import Upload
 from webhooks.models import WebhookDelivery, WebhookEndpoint
 
@@ -76,7 +76,7 @@ def shares_by_state(now: datetime) -> GaugeMetricFamily:
     file_deleted."""
     family = GaugeMetricFamily(name("shares"), "Shares by state.", labels=["state"])
     rows = Share.objects.order_by().values("status", "end_reason").annotate(n=Count("id"))
-    overdue = Share.objects.filter(status=Status.ACTIVE, expires_at__lte=now).count()
+    overdue = Share.objects.filter(due_q(now)).count()
     states = {"active": 0, "overdue": overdue}
     for row in rows:
         if row["status"] == Status.ACTIVE:
@@ -174,9 +174,7 @@ def expiry_lease(now: datetime):
     refresh interval. The heap itself and its refresh times live in the
     daemon's process: not known here."""
     interval = settings.EXPIRY_REFRESH_INTERVAL or refresh_interval_for(policy_default_lifetime())
-    window = Share.objects.filter(
-        status=Status.ACTIVE, expires_at__gt=now, expires_at__lte=now + timedelta(seconds=interval)
-    ).count()
+    window = Share.objects.filter(servable_q(now), expires_at__lte=now + timedelta(seconds=interval)).count()
     yield GaugeMetricFamily(
         name("expiry_window_shares"),
         "Active shares due within one refresh interval of the daemon: about what its heap holds.",
