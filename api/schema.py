@@ -62,7 +62,11 @@ REFUSES_UNKNOWN_FIELDS = (
     "PatchedWebhookEndpointUpdateRequest",
 )
 PROPERTY_RULES = {
-    "ShareCreateRequest": {"files": {"uniqueItems": True}, "password": {"minLength": 1}},
+    # A new link has no password to remove: an empty one is refused there.
+    "ShareCreateRequest": {
+        "files": {"uniqueItems": True},
+        "password": {"minLength": 1, "description": "A password the link asks for (stored hashed, never shown)."},
+    },
 }
 
 

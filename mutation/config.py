@@ -49,6 +49,24 @@ MODULES: dict[str, list[str]] = {
         "tests/test_expiry_uploads.py",
         "tests/test_uploads_protocol.py",
     ],
+    "tokens/service.py": [
+        "tests/test_api_tokens.py",
+        "tests/test_api_auth.py",
+        "tests/test_web_token.py",
+    ],
+    "tokens/models.py": [
+        "tests/test_api_tokens.py",
+        "tests/test_web_token.py",
+    ],
+    "links/remembered.py": [
+        "tests/test_password_memory.py",
+        "tests/test_password_throttles.py",
+    ],
+    "ratelimit/logins.py": [
+        "tests/test_login_limits.py",
+        "tests/test_login_lockouts.py",
+        "tests/test_hardening_logins.py",
+    ],
 }
 
 # A mutant's tests may take this many times their unmutated duration, plus

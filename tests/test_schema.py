@@ -146,3 +146,9 @@ def test_the_schema_says_what_a_new_share_needs(schema, body, valid):
     assert jsonschema.Draft4Validator(share_create).is_valid(body) is valid
     body_of_create = schema["paths"]["/api/shares/"]["post"]["requestBody"]
     assert body_of_create["required"] is True
+
+
+def test_only_a_change_offers_an_empty_password_as_removing_it(schema):
+    schemas = schema["components"]["schemas"]
+    assert "removes it" not in schemas["ShareCreateRequest"]["properties"]["password"]["description"]
+    assert "removes it" in schemas["PatchedShareUpdateRequest"]["properties"]["password"]["description"]
