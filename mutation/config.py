@@ -126,4 +126,13 @@ EQUIVALENT: list[tuple[str, str, str, str, str]] = [
         "the result, and remove_if_due calls it only after due().exists() found the row under the row's lock "
         "in the same transaction, so for it the row is always there.",
     ),
+    (
+        "ratelimit/logins.py",
+        "if form is not None and form.errors:",
+        "and",
+        "or",
+        "say_tries_left runs for every admin log-in POST that did not sign in, and the admin's LoginView answers "
+        "each of those with its TemplateResponse holding the bound form and its errors (a CSRF failure is "
+        "refused by the middleware before the view): the form is never None there, and always has errors.",
+    ),
 ]

@@ -156,7 +156,9 @@ def throttled_admin_login(view):
         except LoginRefused as refused:
             return refused_admin_login(request, refused)
         response = view(request, *args, **kwargs)
-        if response.status_code in (301, 302, 303) and request.user.is_authenticated:
+        # The admin's LoginView answers a signed-in POST with a 302; a user
+        # signed in before (not staff, say) may still post a wrong password.
+        if response.status_code == 302 and request.user.is_authenticated:
             attempt_succeeded(request, username)
         else:
             say_tries_left(response, attempt)
@@ -169,5 +171,5 @@ def say_tries_left(response, attempt: Attempt) -> None:
     """Add the tries left to the errors of the refused log-in form the
     admin's response is about to render (a TemplateResponse, still unrendered)."""
     form = (getattr(response, "context_data", None) or {}).get("form")
-    if form is not None and form.is_bound and form.errors:
+    if form is not None and form.errors:
         form.add_error(None, attempt.tries_left_in_words())

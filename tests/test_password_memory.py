@@ -137,6 +137,15 @@ def test_a_memory_lasts_its_seconds_then_is_forgotten():
     assert not remembered.knows("tok", "hash", "pw", "192.0.2.1")
 
 
+def test_a_memory_is_forgotten_at_its_last_instant():
+    # "less than `seconds` ago": at exactly `seconds` it is gone.
+    clock = Clock()
+    remembered = RememberedPasswords(seconds=60, clock=clock)
+    remembered.remember("tok", "hash", "pw", "192.0.2.1")
+    clock.now += 60
+    assert not remembered.knows("tok", "hash", "pw", "192.0.2.1")
+
+
 def test_the_memory_is_bounded_and_forgets_the_least_recently_used():
     remembered = RememberedPasswords(most=2)
     remembered.remember("a", "h", "pw", "ip")
