@@ -61,6 +61,8 @@
     setText(row, "status_label", state.status_label);
     showEnd(row, state);
     if (!row.ended || state.status !== "expired") end(row, state.status);
+    // What happened (downloaded as often as allowed, unshared), in the server's words.
+    if (state.time_left) setText(row, "time_left", state.time_left);
   }
 
   function showEnd(row, state) {
