@@ -7,9 +7,11 @@ from datetime import datetime
 
 from django.utils import formats
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from pages.end_states import END_WORDS, status_label
 from sharing.models import Share
+from sharing.models.receipts import whole_copies
 
 
 def when(moment: datetime) -> str:
@@ -53,12 +55,29 @@ class ShareState:
     ended_when: str
     downloads: str
     downloads_left: str
+    in_full: str  # "downloaded in full 2 times": receipts that reached the file's end
 
     def as_json(self) -> dict:
         return asdict(self)
 
 
-def share_state(share: Share, now: datetime) -> ShareState:
+def in_full_words(count: int) -> str:
+    if not count:
+        return ""
+    return ngettext("downloaded in full %(count)s time", "downloaded in full %(count)s times", count) % {"count": count}
+
+
+def share_rows(shares, now: datetime) -> list[tuple[Share, ShareState]]:
+    """Each of `shares` with its state, their receipts counted in one query."""
+    shares = list(shares)
+    in_full = whole_copies(share.pk for share in shares) if shares else {}
+    return [(share, share_state(share, now, in_full=in_full.get(share.pk, 0))) for share in shares]
+
+
+def share_state(share: Share, now: datetime, *, in_full: int | None = None) -> ShareState:
+    """`in_full`: how many downloads reached the file's end, if counted already."""
+    if in_full is None:
+        in_full = whole_copies([share.pk]).get(share.pk, 0)
     fate = share.fate(now)
     status = fate.status
     sentence, moment = how_it_ended(share, now)
@@ -83,4 +102,5 @@ def share_state(share: Share, now: datetime) -> ShareState:
         ended_when=when(moment) if moment else "",
         downloads=downloads,
         downloads_left=left,
+        in_full=in_full_words(in_full),
     )

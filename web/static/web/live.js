@@ -53,6 +53,7 @@
   function apply(row, state) {
     setText(row, "downloads", state.downloads);
     setText(row, "downloads_left", state.downloads_left);
+    setText(row, "in_full", state.in_full);
     if (state.live) {
       // An ended share never comes back; a live one may have a new deadline.
       if (!row.ended) row.deadline = deadlineIn(state.ms_left);
