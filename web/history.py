@@ -12,7 +12,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from sharing.models import Share, ShareEvent
-from sharing.models.receipts import of_events
+from sharing.models.receipts import of_events, reached_percent
 from web.presenters import when
 
 HISTORY_LINES = 20  # the admin and GET /api/shares/{id}/events/ have them all
@@ -40,11 +40,6 @@ def _milliseconds(span: timedelta) -> str:
     return _("%(ms)s ms late") % {"ms": f"{span / timedelta(milliseconds=1):.3f}"}
 
 
-def percent(until: int, size: int) -> int:
-    """How far into the file, in whole percent, rounded down: 100 only at its end."""
-    return until * 100 // size if size else 100
-
-
 def delivery_words(event: ShareEvent, receipt: ShareEvent | None) -> str:
     """How far the client of a downloaded or resumed response got; "" while
     it is sending, or when nothing here saw (sent by the front server)."""
@@ -56,7 +51,7 @@ def delivery_words(event: ShareEvent, receipt: ShareEvent | None) -> str:
             return _("completed")
         return _("received in full")
     asked_until = got["from"] + (event.bytes or 0)
-    at = percent(got["until"], got["size"])
+    at = reached_percent(got)
     if got["until"] >= asked_until:  # a part asked for, all of it received
         return _("received the part asked for, up to %(percent)s %%") % {"percent": at}
     return _("stopped at %(percent)s %%") % {"percent": at}

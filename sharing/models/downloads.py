@@ -130,6 +130,9 @@ class Reservation:
     counted: Callable[[int, int], int] = plain_bytes
     event_id: int | None = None
     size: int | None = None
+    # The first download of a link that asked to be told: share_downloaded
+    # once this response closed, so the notice can say how far it got.
+    announces: bool = False
 
     def settle(self, sent_until: int, *, measured: bool = True) -> None:
         """The response stopped at `sent_until`: give back what it never
@@ -144,13 +147,15 @@ class Reservation:
         if not self.budgeted:
             if receipt is not None:
                 record_alone(self.share_id, receipt)
-            return
-        unsent = max(0, self.counted(until, self.end))
-        reserved = charge(self.counted(self.first, self.end))
-        try:
-            settle_locked(self.share_model, self.share_id, reserved, unsent, copy_bytes(self.least), receipt)
-        except DatabaseError:
-            logger.warning("could not settle a response of share %s", self.share_id, exc_info=True)
+        else:
+            unsent = max(0, self.counted(until, self.end))
+            reserved = charge(self.counted(self.first, self.end))
+            try:
+                settle_locked(self.share_model, self.share_id, reserved, unsent, copy_bytes(self.least), receipt)
+            except DatabaseError:
+                logger.warning("could not settle a response of share %s", self.share_id, exc_info=True)
+        if self.announces:
+            transaction.on_commit(partial(share_downloaded.send, sender=self.share_model, share_id=self.share_id))
 
 
 def settle_locked(
@@ -262,10 +267,9 @@ class DownloadCounter:
                 if row is None:
                     return None
                 event_id = sending.record(cursor, connection, share_id, now, visitor=visitor, first=first, end=end)
-            if starts_copy and self._owes_first_download_notice():
-                # The notices app claims and sends it after the commit; the
-                # claim (not this instance's view) decides.
-                transaction.on_commit(partial(share_downloaded.send, sender=model, share_id=share_id))
+            # The notices app claims and sends it once this response closed
+            # (Reservation.settle); the claim (not this instance's view) decides.
+            announces = starts_copy and self._owes_first_download_notice()
         return Reservation(
             share_id,
             first,
@@ -276,6 +280,7 @@ class DownloadCounter:
             sending.counted,
             event_id=event_id,
             size=sending.receipt_size(),
+            announces=announces,
         )
 
     def _send_unlimited(self, *, first: int, end: int, visitor: Visitor | None, sending: Sending):

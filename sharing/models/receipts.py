@@ -64,6 +64,20 @@ class Receipt:
         )
 
 
+def reached_percent(details: dict) -> int:
+    """How far into the file a receipt's client got, in whole percent,
+    rounded down: 100 only at its end."""
+    size = details.get("size") or 0
+    return details["until"] * 100 // size if size else 100
+
+
+def first_copy_receipt(share) -> ShareEvent | None:
+    """The receipt of `share`'s first download (None while it is sending, or
+    when it was sent elsewhere)."""
+    first = share.events.filter(kind=ShareEvent.Kind.DOWNLOADED).order_by("at", "id").first()
+    return None if first is None else of_events([first.pk]).get(first.pk)
+
+
 def record_alone(share_id: int, receipt: Receipt) -> None:
     """Write `receipt` in a transaction of its own (a response whose close
     settles nothing: a link without a limit). A share deleted meanwhile, or
