@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy as _lazy
+from django.utils.translation import gettext_lazy
 from django.views import View
 from django.views.generic import FormView, TemplateView
 
@@ -167,10 +167,10 @@ def reactivate_form_for(share: Share, state: EndState, data=None) -> ReactivateF
 
 # What an owner reads when reactivation is refused (ReactivationRefused.code).
 REFUSALS = {
-    "past": _lazy("That time passed before the link could be reactivated; pick a later one."),
-    "file_deleted": _lazy("Its file was deleted: this link cannot work again."),
-    "active": _lazy("This link is still active: change its expiry instead."),
-    "used_up": _lazy("Its downloads are used up: tick “Count downloads from zero again” to reactivate it."),
+    "past": gettext_lazy("That time passed before the link could be reactivated; pick a later one."),
+    "file_deleted": gettext_lazy("Its file was deleted: this link cannot work again."),
+    "active": gettext_lazy("This link is still active: change its expiry instead."),
+    "used_up": gettext_lazy("Its downloads are used up: tick “Count downloads from zero again” to reactivate it."),
 }
 
 
