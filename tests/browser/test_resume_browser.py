@@ -307,7 +307,7 @@ def test_chromium_resumes_a_cut_download_and_the_link_counts_one(through_proxy, 
     # The link is used up: a second whole download is refused.
     response = page.goto(download_path)
     assert response.status == 410
-    assert "reached its download limit" in page.locator("main").inner_text()
+    assert "downloaded as many times as its sender allowed" in page.locator("main").inner_text()
     assert proxy.requests_for(download_path)[-1].get("Range") is None
     share.refresh_from_db()
     assert share.total_downloads == 1
