@@ -98,14 +98,29 @@ def test_a_receipt_is_an_event_of_the_api_and_names_its_download(alice_client, b
     }
 
 
-def test_a_preview_and_a_head_get_no_receipt(big):
-    share = share_of(big)
+def test_a_preview_and_a_head_get_no_receipt(alice, make_file):
+    share = share_of(make_file(alice, name="notes.txt", data=b"some notes\n" * 100, content_type="text/plain"))
     assert Client().head(f"/s/{share.token}").status_code == 200
+    preview = Client().get(f"/s/{share.token}/files/1/preview")
+    assert preview.status_code == 200
+    drain(preview)
+    assert share.events.filter(kind=Kind.PREVIEWED).exists()
     assert not share.events.filter(kind=Kind.DELIVERED).exists()
 
 
-def test_a_receipt_webhook_can_be_subscribed_to(alice_client):
+def test_a_receipt_goes_to_the_webhooks_that_ask_for_it(alice_client, big):
+    from webhooks.models import WebhookDelivery
+    from webhooks.payloads import payload
+
     response = alice_client.post(
         "/api/webhooks/", {"url": "http://127.0.0.1:8999/hook", "events": ["delivered"]}, format="json"
     )
     assert response.status_code == 201, response.content
+    share = share_of(big)
+    assert drain(Client().get(f"/s/{share.token}")) == DATA
+
+    (delivery,) = WebhookDelivery.objects.all()
+    sent = payload(delivery.event)
+    assert sent["type"] == "share.delivered"
+    assert sent["data"]["details"]["whole"] is True
+    assert sent["data"]["bytes"] == len(DATA)
