@@ -12,7 +12,7 @@ from django.test import Client
 from django.utils import timezone
 
 from sharing.models import Share, ShareEvent
-from sharing.models.receipts import whole_copies
+from sharing.models.receipts import Receipt, whole_copies
 
 pytestmark = pytest.mark.django_db(transaction=True)
 Kind = ShareEvent.Kind
@@ -124,3 +124,21 @@ def test_a_receipt_goes_to_the_webhooks_that_ask_for_it(alice_client, big):
     assert sent["type"] == "share.delivered"
     assert sent["data"]["details"]["whole"] is True
     assert sent["data"]["bytes"] == len(DATA)
+
+
+def test_the_receipt_of_a_share_deleted_meanwhile_is_dropped_and_the_others_kept(big, caplog):
+    from sharing.models.downloads import Sending
+    from sharing.models.receipts import _write_batch
+
+    gone, kept = share_of(big), share_of(big)
+    sending = Sending(file_id=big.pk, size=big.size)
+    reservations = [share.reserve_bytes(first=0, end=big.size, sending=sending) for share in (gone, kept)]
+    gone_id = gone.pk
+    Share.objects.filter(pk=gone_id).delete()
+    receipts = [
+        (reservation.share_id, Receipt(reservation.event_id, 0, big.size, big.size)) for reservation in reservations
+    ]
+    assert _write_batch("default", lambda: receipts) == [None, None]  # one batch: the deleted share's fails it
+    assert not ShareEvent.objects.filter(share_id=gone_id).exists()
+    assert kept.events.filter(kind=Kind.DELIVERED).count() == 1
+    assert f"share {gone_id} was dropped" in caplog.text

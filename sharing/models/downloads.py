@@ -48,7 +48,7 @@ from sharing.models.budget import charge, copy_bytes
 from sharing.models.events import ShareEvent, Visitor, record_download
 from sharing.models.items import file_ids_of
 from sharing.models.quick_downloads import Download, Outcome, QuickDownload, send_quickly
-from sharing.models.receipts import Receipt, record_alone
+from sharing.models.receipts import Receipt, record_batched
 from sharing.models.state import EndReason, Status, locked_now, sendable_sql, servable_sql
 from sharing.signals import share_downloaded, share_ended
 
@@ -146,7 +146,7 @@ class Reservation:
             receipt = Receipt(self.event_id, self.first, until, self.size)
         if not self.budgeted:
             if receipt is not None:
-                record_alone(self.share_id, receipt)
+                record_batched(self.share_id, receipt, using=self.share_model.objects.db)
         else:
             unsent = max(0, self.counted(until, self.end))
             reserved = charge(self.counted(self.first, self.end))

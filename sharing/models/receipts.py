@@ -21,13 +21,15 @@ download it closes (web.history).
 """
 
 import logging
+import threading
 from dataclasses import dataclass
 
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, IntegrityError, connections, transaction
 from django.db.models import Count
 from django.utils import timezone
 
 from sharing.models.events import ShareEvent
+from sqlite_writers.group_commit import GroupCommit
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +65,16 @@ class Receipt:
             share_id, ShareEvent.Kind.DELIVERED, at, bytes=self.until - self.first, details=self.details()
         )
 
+    def event(self, share_id: int, at) -> ShareEvent:
+        """The receipt as an unsaved event (ShareEvent.save_all writes a batch of them)."""
+        return ShareEvent(
+            share_id=share_id,
+            kind=ShareEvent.Kind.DELIVERED,
+            at=at,
+            bytes=self.until - self.first,
+            details=self.details(),
+        )
+
 
 def reached_percent(details: dict) -> int:
     """How far into the file a receipt's client got, in whole percent,
@@ -78,15 +90,54 @@ def first_copy_receipt(share) -> ShareEvent | None:
     return None if first is None else of_events([first.pk]).get(first.pk)
 
 
-def record_alone(share_id: int, receipt: Receipt) -> None:
-    """Write `receipt` in a transaction of its own (a response whose close
-    settles nothing: a link without a limit). A share deleted meanwhile, or
-    a database out of reach, loses only the receipt, logged."""
+def record_batched(share_id: int, receipt: Receipt, using: str = "default") -> None:
+    """Write `receipt` where no settling transaction is open (a response of a
+    link without a limit), in a batch with the receipts of this process's
+    other responses closing meanwhile (sqlite_writers.group_commit): a hot
+    link's downloads are written in batches, and one transaction per close
+    would give that back. A share deleted meanwhile, or a database out of
+    reach, loses only the receipt, logged."""
+    job = (share_id, receipt)
     try:
-        with transaction.atomic():
-            receipt.record(share_id, timezone.now())
+        if connections[using].in_atomic_block:
+            _write_batch(using, lambda: [job])
+        else:
+            _batches(using).submit(job)
     except DatabaseError:
         logger.warning("could not record the receipt of a response of share %s", share_id, exc_info=True)
+
+
+_groups: dict[str, GroupCommit] = {}
+_groups_lock = threading.Lock()
+
+
+def _batches(using: str) -> GroupCommit:
+    with _groups_lock:
+        group = _groups.get(using)
+        if group is None:
+            group = _groups[using] = GroupCommit(lambda take: _write_batch(using, take))
+        return group
+
+
+def _write_batch(using: str, take) -> list[None]:
+    """One transaction for the receipts take() returns (the webhooks' outbox
+    rows with them, through share_events_saved). Should one share have gone
+    meanwhile, the batch is written again one receipt at a time, so only
+    that share's is lost."""
+    jobs = []
+    try:
+        with transaction.atomic(using=using):
+            jobs = take()
+            now = timezone.now()
+            ShareEvent.save_all([receipt.event(share_id, now) for share_id, receipt in jobs])
+    except IntegrityError:
+        for share_id, receipt in jobs:
+            try:
+                with transaction.atomic(using=using):
+                    receipt.record(share_id, timezone.now())
+            except IntegrityError:
+                logger.info("the receipt of a response of share %s was dropped: the share is gone", share_id)
+    return [None] * len(jobs)
 
 
 def of_events(event_ids) -> dict[int, ShareEvent]:
