@@ -4,9 +4,10 @@ import logging
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers, status
-from rest_framework.exceptions import APIException
+from rest_framework.exceptions import APIException, UnsupportedMediaType
 from rest_framework.views import exception_handler
 
+from api.parsers import accepted_types
 from storage.errors import StorageUnavailable
 
 logger = logging.getLogger(__name__)
@@ -45,4 +46,15 @@ def api_exception_handler(exc, context):
         response = exception_handler(FilesUnavailable(), context)
         response["Retry-After"] = "1"
         return response
+    if isinstance(exc, UnsupportedMediaType):
+        exc = UnsupportedMediaType(None, detail=_with_accepted_types(str(exc.detail), context))
     return exception_handler(exc, context)
+
+
+def _with_accepted_types(detail: str, context) -> str:
+    """A 415's detail, followed by the content types the endpoint reads."""
+    request = context.get("request")
+    parsers = getattr(request, "parsers", None) or []
+    if not parsers:
+        return detail
+    return f"{detail} This endpoint accepts: {accepted_types(parsers)}."

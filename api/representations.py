@@ -178,7 +178,8 @@ class ShareEventSerializer(serializers.ModelSerializer):
         help_text=(
             'What else the kind says: created {"max_downloads", "password"}; changed {"max_downloads": [old, new], '
             '"password": "set" | "changed" | "removed"}; reactivated {"was", "reset_downloads", '
-            '"download_count", "max_downloads": [old, new]}; {} for the others.'
+            '"download_count", "max_downloads": [old, new]}; delivered {"download": the event it closes, '
+            '"from", "until", "size", "whole"}; {} for the others.'
         ),
     )
 

@@ -16,11 +16,12 @@ from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.decorators import action
 from rest_framework.exceptions import APIException, Throttled
 from rest_framework.negotiation import BaseContentNegotiation
-from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
 from api.exceptions import Conflict, Gone
 from api.filters import ShareFilterBackend
+from api.parsers import FormParser
 from api.representations import ShareEventSerializer, ShareSerializer
 from api.serializers import (
     FileUploadSerializer,

@@ -28,6 +28,7 @@ from pages.forms import UploadForm
 from pages.owners import owner_shown
 from pages.security import PageHeadersMixin
 from ratelimit.tries import tries_left_in_words
+from ratelimit.waits import wait_in_words
 from sharing.models import QuotaExceeded
 from uploads.writing import page_chunk
 
@@ -81,7 +82,7 @@ class RequestPage(PageHeadersMixin, View):
     def unlock(self, request):
         check = check_password(request, self.upload_request, self.token, request.POST["password"])
         if check.outcome == "rate_limited":
-            response = self.locked(request, status=429, limited=True)
+            response = self.locked(request, status=429, limited=True, wait=wait_in_words(check.retry_after))
             response["Retry-After"] = str(check.retry_after)
             return response
         if check.outcome == "wrong":

@@ -6,6 +6,7 @@ from django.shortcuts import render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from pages.end_states import END_WORDS, RESUME_NOTE
 from ratelimit.waits import wait_in_words
 from sharing.models import EndState, Share
 
@@ -16,10 +17,11 @@ ANSWERS = {
     "no_such_link": (404, gettext_lazy("No such link.")),
     "no_such_file": (404, gettext_lazy("This link holds no such file.")),
     "no_preview": (404, gettext_lazy("This file has no preview here; download it instead.")),
-    "expired": (410, gettext_lazy("This link has expired.")),
-    "download_limit": (410, gettext_lazy("This link has reached its download limit.")),
-    "unshared": (410, gettext_lazy("This link has been unshared.")),
-    "file_gone": (410, gettext_lazy("The shared file is no longer available.")),
+    # How a link that ended reads is pages.end_states's, for every page.
+    "expired": (410, END_WORDS[EndState.EXPIRED].recipient),
+    "download_limit": (410, END_WORDS[EndState.DOWNLOAD_LIMIT].recipient),
+    "unshared": (410, END_WORDS[EndState.UNSHARED].recipient),
+    "file_gone": (410, END_WORDS[EndState.FILE_DELETED].recipient),
     "budget_short": (
         410,
         gettext_lazy("What is left of this link's download limit does not cover what you asked for."),
@@ -102,28 +104,20 @@ def with_page_headers(response: HttpResponse) -> HttpResponse:
 
 
 def budget_note(share: Share | None) -> str:
-    """What a link that reached its download limit says of its byte budget:
-    how much was used, and that a started download may still be resumed."""
-    if share is None or share.bytes_left is None or share.budget is None:
+    """What a link that reached its download limit adds: that a download
+    already under way may still be finished, while its byte budget holds
+    that download's rest (sharing.models.budget). Never the bytes themselves:
+    a recipient counts downloads, not bytes."""
+    if share is None or not share.bytes_left:
         return ""
-    numbers = {"used": share.budget - share.bytes_left, "budget": share.budget, "left": share.bytes_left}
-    if share.bytes_left == 0:
-        return _("%(used)s of its %(budget)s bytes were sent; nothing more may be.") % numbers
-    return (
-        _(
-            "%(used)s of its %(budget)s bytes were sent (its limit in copies of the file and a resend "
-            "allowance). A download already started may be resumed (a Range request: curl -C -, wget -c) "
-            "while the %(left)s bytes left hold its rest."
-        )
-        % numbers
-    )
+    return str(RESUME_NOTE)
 
 
 def answer(request, kind: str, *, share: Share | None = None, retry_after: int | None = None, **context):
     """The refusal `kind` as a page or a line, with its status."""
     status, lazy_message = ANSWERS[kind]
     message = str(lazy_message)
-    note = budget_note(share) if kind in ("download_limit", "budget_short", "budget_held") else ""
+    note = budget_note(share) if kind == "download_limit" else ""
     wait = wait_in_words(retry_after) if retry_after is not None and status == 429 else ""
     if wait:
         note = _("Try again in %(wait)s.") % {"wait": wait}

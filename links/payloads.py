@@ -40,7 +40,7 @@ class FilePayload:
 
     @property
     def sending(self) -> Sending:
-        return Sending(file_id=self.stored.pk)
+        return Sending(file_id=self.stored.pk, size=self.stored.size)
 
     def check_present(self) -> None:
         content = self.stored.content
@@ -92,7 +92,7 @@ class ArchivePayload:
     @property
     def sending(self) -> Sending:
         # A copy of the share is each file's bytes once: the zip's headers are free.
-        return Sending(file_id=None, counted=self.layout.data_bytes)
+        return Sending(file_id=None, counted=self.layout.data_bytes, size=self.size)
 
     def check_present(self) -> None:
         """Where asking is free (the disk), every file's bytes are there. A

@@ -23,6 +23,7 @@ from django.utils.translation import gettext, ngettext
 from collect.models import ReceivedFile
 from notices.claims import claim_first_download
 from sharing.models import Share, ShareEvent
+from sharing.models.receipts import first_copy_receipt, reached_percent
 
 logger = logging.getLogger("notices")
 
@@ -73,6 +74,7 @@ def _send(share_id: int, kind: str) -> bool:
         context = _share_context(share)
         if kind == "first_download":
             context["downloaded"] = what_was_downloaded(share)
+            context["delivered"] = how_far_it_got(share)
         subject, body = _render(kind, context)
     return _mail(kind, f"share {share_id}", subject, body, address)
 
@@ -88,6 +90,19 @@ def what_was_downloaded(share: Share) -> str:
     if details.get("zip"):
         return gettext("all its files, as one zip")
     return next((stored.name for stored in share.files if stored.pk == details.get("file")), "")
+
+
+def how_far_it_got(share: Share) -> str:
+    """Whether the first download reached its recipient whole, as its
+    receipt says (sharing.models.receipts); "" when there is none."""
+    receipt = first_copy_receipt(share)
+    if receipt is None:
+        return ""
+    if receipt.details.get("whole"):
+        return gettext("The recipient received all of it.")
+    return gettext("The download stopped at %(percent)s %% of it; the recipient may still resume it.") % {
+        "percent": reached_percent(receipt.details)
+    }
 
 
 def notify_file_arrived(received_id: int) -> bool:

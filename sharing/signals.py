@@ -5,8 +5,9 @@ share has committed (never inside it: a listener such as the PostgreSQL NOTIFY
 sender must not lengthen hot write transactions, and must not announce a row
 that could still roll back). Arguments: share_id, expires_at.
 
-share_downloaded is sent after a counted download of a share that asks for a
-first-download notice (and had none yet, as the request saw it) commits.
+share_downloaded is sent once a counted download of a share that asks for a
+first-download notice (and had none yet, as the request saw it) has closed
+and its receipt committed, so the notice can say how far it got.
 Argument: share_id. The notices app claims the notice in the database, so a
 notice is sent once however many downloads race.
 

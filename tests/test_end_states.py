@@ -22,14 +22,14 @@ EXPECTED = {
         "expired",
         "download_limit",
         410,
-        "This link has reached its download limit.",
+        "This link has been downloaded as many times as its sender allowed.",
         "Download limit reached at",
     ),
     "at its download limit, not yet recorded": (
         "expired",
         None,
         410,
-        "This link has reached its download limit.",
+        "This link has been downloaded as many times as its sender allowed.",
         "Download limit reached",
     ),
     "unshared": ("unshared", "unshared", 410, "This link has been unshared.", "Unshared at"),
@@ -40,6 +40,18 @@ EXPECTED = {
         "The shared file is no longer available.",
         "Unshared when its file was deleted at",
     ),
+}
+# What the owner's "Time left" reads once a share ended: what happened, not
+# "expired" for a link that ended another way.
+TIME_LEFT = {
+    "live": "",
+    "reactivated": "",
+    "expired by time, not yet recorded": "Expired",
+    "expired by time, recorded": "Expired",
+    "ended by its download limit": "Downloaded as often as allowed",
+    "at its download limit, not yet recorded": "Downloaded as often as allowed",
+    "unshared": "Unshared",
+    "file deleted": "File deleted",
 }
 FATE = {
     "live": EndState.LIVE,
@@ -126,6 +138,9 @@ def test_every_reader_of_a_share_agrees_on_what_happened_to_it(state, alice, ali
     assert f'data-field="status_label" data-expired-label="Expired">{live["status_label"]}</span>' in row
     ended_at = f' <time class="local-time" datetime="{live["ended_at"]}">{live["ended_when"]}</time>'
     assert f'data-field="ended">{live["ended"]}{ended_at if live["ended_at"] else ""}</small>' in row
+    assert live["time_left"] == TIME_LEFT[state]
+    if TIME_LEFT[state]:
+        assert f'data-ended-text="ended">{TIME_LEFT[state]}</span>' in row
 
 
 def test_a_live_share_whose_file_row_went_without_ending_it_reads_as_file_deleted(shared_file, alice_client):

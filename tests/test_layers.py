@@ -37,7 +37,7 @@ APPS = sorted(packages() - {"microcloud"})
 # sharing/models/, lowest first: a module imports only from layers before its own.
 MODEL_LAYERS = [
     {"state", "budget", "events", "policy", "outboxes"},
-    {"quotas"},
+    {"quotas", "receipts"},
     {"files"},
     {"items", "leftovers", "quick_downloads"},
     {"downloads"},

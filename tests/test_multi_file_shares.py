@@ -204,10 +204,8 @@ def test_a_limit_counts_the_files_bytes_whether_sent_one_by_one_or_zipped(client
     assert share.bytes_left == share.budget - size
     refused = client.get(f"/s/{share.token}/all.zip")
     assert refused.status_code == 410
-    assert refused.content.decode().startswith(
-        "What is left of this link's download limit does not cover what you asked for. "
-        f"{size} of its {share.budget} bytes were sent"
-    )
+    # Said without bytes: a recipient counts downloads.
+    assert refused.content.decode() == "What is left of this link's download limit does not cover what you asked for.\n"
     assert client.get(f"/s/{share.token}/files/3").status_code == 410
     assert share.status == Share.Status.ACTIVE
     again = 0
@@ -241,11 +239,19 @@ def test_the_history_records_which_file_or_the_zip(client, three):
     body(client.get(f"/s/{share.token}/all.zip", HTTP_RANGE="bytes=10-"))
 
     events = ShareEvent.objects.filter(share=share).exclude(kind=ShareEvent.Kind.CREATED).order_by("id")
-    assert [(event.kind, event.details) for event in events] == [
+    downloads = [event for event in events if event.kind != ShareEvent.Kind.DELIVERED]
+    assert [(event.kind, event.details) for event in downloads] == [
         (ShareEvent.Kind.DOWNLOADED, {"file": three[1].pk}),
         (ShareEvent.Kind.DOWNLOADED, {"zip": True}),
         (ShareEvent.Kind.RESUMED, {"zip": True}),
     ]
+    # Each closed whole, its receipt measured against the file or the zip.
+    receipts = [event.details for event in events if event.kind == ShareEvent.Kind.DELIVERED]
+    assert [receipt["download"] for receipt in receipts] == [event.pk for event in downloads]
+    assert all(receipt["whole"] for receipt in receipts)
+    assert receipts[0]["size"] == three[1].size
+    assert receipts[1]["size"] == receipts[2]["size"] > sum(stored.size for stored in three)  # the zip
+    assert receipts[2]["from"] == 10
 
 
 # --- the end, the same for every file and the zip -------------------------------------

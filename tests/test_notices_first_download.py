@@ -1,4 +1,5 @@
-"""The first-download notice: claimed once after a counted download commits,
+"""The first-download notice: claimed once after a counted download closed
+(so it can say whether the recipient got all of it),
 sent by the mail worker thread, however many downloads race; and the email
 settings through the API."""
 
@@ -22,6 +23,15 @@ def share_of(stored, **options) -> Share:
     return Share.create_for(file=stored, expires_at=timezone.now() + timedelta(hours=1), **options)
 
 
+def downloaded(response):
+    """Read a download to its end and close it: the notice goes once the
+    first download's response has closed, with its receipt."""
+    if response.streaming:
+        b"".join(response.streaming_content)
+    response.close()
+    return response
+
+
 def sent_mail() -> list:
     assert default_worker().flush(10), "the mail worker did not finish"
     return list(mail.outbox)
@@ -31,7 +41,7 @@ def sent_mail() -> list:
 def test_the_first_download_is_notified_once(shared_file, alice):
     share = share_of(shared_file, notify_first_download=True)
     client = Client()
-    assert client.get(f"/s/{share.token}").status_code == 200
+    assert downloaded(client.get(f"/s/{share.token}")).status_code == 200
 
     (message,) = sent_mail()
     assert message.to == [alice.email]
@@ -40,7 +50,7 @@ def test_the_first_download_is_notified_once(shared_file, alice):
     assert share.token not in message.body  # a live link is not mailed around
     assert Share.objects.get(pk=share.pk).first_download_notified_at is not None
 
-    assert client.get(f"/s/{share.token}").status_code == 200
+    assert downloaded(client.get(f"/s/{share.token}")).status_code == 200
     assert len(sent_mail()) == 1
 
 
@@ -55,7 +65,7 @@ def test_a_range_from_a_later_byte_is_no_first_download(shared_file):
     assert sent_mail() == []
     share.refresh_from_db()
     assert (share.total_downloads, share.first_download_notified_at) == (0, None)
-    assert Client().get(f"/s/{share.token}", HTTP_RANGE="bytes=0-4").status_code == 206
+    assert downloaded(Client().get(f"/s/{share.token}", HTTP_RANGE="bytes=0-4")).status_code == 206
     assert len(sent_mail()) == 1
 
 
@@ -123,7 +133,7 @@ def test_a_failing_mail_server_is_logged_not_raised(shared_file, settings, caplo
     settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
     settings.EMAIL_HOST, settings.EMAIL_PORT, settings.EMAIL_TIMEOUT = "127.0.0.1", 9, 2  # nothing listens
     share = share_of(shared_file, notify_first_download=True)
-    assert Client().get(f"/s/{share.token}").status_code == 200
+    assert downloaded(Client().get(f"/s/{share.token}")).status_code == 200
     assert sent_mail() == []
     assert "first_download notice for share" in caplog.text
     assert "failed" in caplog.text
@@ -199,3 +209,21 @@ def test_an_ended_share_settings_cannot_change(alice_client, shared_file):
     share.unshare()
     response = alice_client.patch(f"/api/shares/{share.pk}/", {"notify_first_download": True}, format="json")
     assert response.status_code == 409
+
+
+@transactional
+def test_the_notice_says_whether_the_first_download_arrived_whole(alice, make_file):
+    data = bytes(range(256)) * 8192  # 2 MiB: several blocks of a response
+    stored = make_file(alice, name="big.bin", data=data, content_type="application/octet-stream")
+    share = share_of(stored, notify_first_download=True)
+    response = Client().get(f"/s/{share.token}")
+    next(iter(response.streaming_content))
+    assert sent_mail() == []  # still sending: how far it gets is not known yet
+    response.close()  # the recipient went away after 256 KiB
+
+    (message,) = sent_mail()
+    assert "The download stopped at 12 % of it; the recipient may still resume it." in message.body
+
+    whole = share_of(stored, notify_first_download=True)
+    b"".join(Client().get(f"/s/{whole.token}").streaming_content)
+    assert "The recipient received all of it." in sent_mail()[-1].body

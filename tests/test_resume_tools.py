@@ -172,7 +172,7 @@ def check_one_download(share: Share, out: Path, data: bytes, port: int, capsys, 
     assert (share.status, share.end_reason) == (Share.Status.EXPIRED, Share.EndReason.DOWNLOAD_LIMIT)
     status, _, body = fetch(port, path_of(share))
     assert status == 410, body[:200]
-    assert b"reached its download limit" in body
+    assert b"downloaded as many times as its sender allowed" in body
     report(
         capsys,
         title,

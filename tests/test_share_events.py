@@ -235,9 +235,26 @@ def test_a_resume_is_recorded_and_the_copy_it_completes_ends_the_share(alice, ma
     assert rest.status_code == 206
     drain(rest)
 
-    assert kinds(share) == [Kind.CREATED, Kind.DOWNLOADED, Kind.RESUMED, Kind.DOWNLOAD_LIMIT_REACHED]
+    # Each response's receipt when it closed: the first stopped where its
+    # reading stopped (without gunicorn's socket, the bytes read), the resume
+    # completed the file.
+    assert kinds(share) == [
+        Kind.CREATED,
+        Kind.DOWNLOADED,
+        Kind.DELIVERED,
+        Kind.RESUMED,
+        Kind.DELIVERED,
+        Kind.DOWNLOAD_LIMIT_REACHED,
+    ]
     assert only(share, Kind.DOWNLOADED).bytes == len(data)
     assert only(share, Kind.RESUMED).bytes == len(data) - len(received)
+    cut, completed = share.events.filter(kind=Kind.DELIVERED).order_by("id")
+    assert cut.details["download"] == only(share, Kind.DOWNLOADED).pk
+    assert (cut.details["from"], cut.details["whole"], cut.details["size"]) == (0, False, len(data))
+    assert len(received) <= cut.details["until"] < len(data)
+    assert completed.details["download"] == only(share, Kind.RESUMED).pk
+    assert (completed.details["until"], completed.details["whole"]) == (len(data), True)
+    assert completed.bytes == len(data) - len(received)
     share.refresh_from_db()
     assert only(share, Kind.DOWNLOAD_LIMIT_REACHED).at == share.ended_at
     assert share.download_count == 1
@@ -254,7 +271,7 @@ def test_a_refused_download_records_nothing(big):
     assert Client().head(link(share_of(big))).status_code == 200  # HEAD counts nothing
 
     assert ShareEvent.objects.filter(kind=Kind.DOWNLOADED).count() == 1
-    assert kinds(share) == [Kind.CREATED, Kind.DOWNLOADED, Kind.DOWNLOAD_LIMIT_REACHED]
+    assert kinds(share) == [Kind.CREATED, Kind.DOWNLOADED, Kind.DELIVERED, Kind.DOWNLOAD_LIMIT_REACHED]
 
 
 @pytest.mark.django_db

@@ -110,6 +110,18 @@ class ExpiryForm(forms.Form):
         return cleaned
 
 
+class ReactivateForm(ExpiryForm):
+    """An ended link brought back (sharing.models.reactivate): a new
+    lifetime, as for a new link, and whether its downloads count from zero."""
+
+    lifetime = forms.ChoiceField(label=_("Works again for"), widget=forms.RadioSelect)
+    reset_downloads = forms.BooleanField(
+        label=_("Count downloads from zero again"),
+        required=False,
+        help_text=_("A link that reached its download limit needs this to work again."),
+    )
+
+
 def link_password_field(help_text) -> forms.CharField:
     """A link's new password, kept as typed (spaces count); empty for none."""
     return forms.CharField(

@@ -1,5 +1,8 @@
 """A share's history as its owner reads it on the share page: one line per
-ShareEvent, newest first, in plain words."""
+ShareEvent, newest first, in plain words. A download's receipt (a
+`delivered` event, sharing.models.receipts) is not a line of its own: it is
+said on the line of the download it closes ("received in full", "stopped at
+40 %")."""
 
 from dataclasses import dataclass
 from datetime import timedelta
@@ -9,6 +12,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from sharing.models import Share, ShareEvent
+from sharing.models.receipts import of_events, reached_percent
 from web.presenters import when
 
 HISTORY_LINES = 20  # the admin and GET /api/shares/{id}/events/ have them all
@@ -34,6 +38,23 @@ class HistoryLine:
 
 def _milliseconds(span: timedelta) -> str:
     return _("%(ms)s ms late") % {"ms": f"{span / timedelta(milliseconds=1):.3f}"}
+
+
+def delivery_words(event: ShareEvent, receipt: ShareEvent | None) -> str:
+    """How far the client of a downloaded or resumed response got; "" while
+    it is sending, or when nothing here saw (sent by the front server)."""
+    if receipt is None:
+        return ""
+    got = receipt.details
+    if got.get("whole"):
+        if event.kind == ShareEvent.Kind.RESUMED:
+            return _("completed")
+        return _("received in full")
+    asked_until = got["from"] + (event.bytes or 0)
+    at = reached_percent(got)
+    if got["until"] >= asked_until:  # a part asked for, all of it received
+        return _("received the part asked for, up to %(percent)s %%") % {"percent": at}
+    return _("stopped at %(percent)s %%") % {"percent": at}
 
 
 def _detail(event: ShareEvent) -> str:
@@ -66,13 +87,21 @@ def _detail(event: ShareEvent) -> str:
 
 
 def history(share: Share) -> list[HistoryLine]:
-    events = share.events.order_by("-at", "-id")[:HISTORY_LINES]
-    return [
-        HistoryLine(
-            at=when(event.at),
-            at_iso=event.at.isoformat(),
-            what=event.get_kind_display().capitalize(),
-            detail=_detail(event),
+    events = list(share.events.exclude(kind=ShareEvent.Kind.DELIVERED).order_by("-at", "-id")[:HISTORY_LINES])
+    downloads = [event.pk for event in events if event.kind in (ShareEvent.Kind.DOWNLOADED, ShareEvent.Kind.RESUMED)]
+    receipts = of_events(downloads) if downloads else {}
+    lines = []
+    for event in events:
+        detail = _detail(event)
+        delivered = delivery_words(event, receipts.get(event.pk))
+        if delivered:
+            detail = f"{delivered} · {detail}" if detail else delivered
+        lines.append(
+            HistoryLine(
+                at=when(event.at),
+                at_iso=event.at.isoformat(),
+                what=event.get_kind_display().capitalize(),
+                detail=detail,
+            )
         )
-        for event in events
-    ]
+    return lines

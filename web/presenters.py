@@ -7,33 +7,16 @@ from datetime import datetime
 
 from django.utils import formats
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import ngettext
 
-from sharing.models import EndState, Share
-
-# The status column's word for each end state (Share.fate): a link that
-# ended by its download limit says so, not "Expired" as the API's status does.
-STATUS_LABELS = {
-    EndState.LIVE: gettext_lazy("Active"),
-    EndState.EXPIRED: gettext_lazy("Expired"),
-    EndState.DOWNLOAD_LIMIT: gettext_lazy("Limit reached"),
-    EndState.UNSHARED: gettext_lazy("Unshared"),
-    EndState.FILE_DELETED: gettext_lazy("Unshared"),
-}
+from pages.end_states import END_WORDS, status_label
+from sharing.models import Share
+from sharing.models.receipts import whole_copies
 
 
 def when(moment: datetime) -> str:
     """A moment as the pages print it (UTC; the script shows it in the reader's zone)."""
     return formats.date_format(moment, "j M Y, H:i:s") + " UTC"
-
-
-# What an owner reads for each way a share can have ended (Share.fate).
-SENTENCES = {
-    EndState.EXPIRED: gettext_lazy("Expired"),
-    EndState.DOWNLOAD_LIMIT: gettext_lazy("Download limit reached"),
-    EndState.UNSHARED: gettext_lazy("Unshared"),
-    EndState.FILE_DELETED: gettext_lazy("Unshared when its file was deleted"),
-}
 
 
 def how_it_ended(share: Share, now: datetime) -> tuple[str, datetime | None] | tuple[None, None]:
@@ -45,7 +28,7 @@ def how_it_ended(share: Share, now: datetime) -> tuple[str, datetime | None] | t
     fate = share.fate(now)
     if fate.live:
         return None, None
-    return str(SENTENCES[fate.state]), fate.since
+    return str(END_WORDS[fate.state].since), fate.since
 
 
 def _ended_text(sentence: str | None, moment: datetime | None) -> str:
@@ -66,16 +49,35 @@ class ShareState:
     live: bool
     ms_left: int
     ended: str
+    ended_words: str
+    time_left: str
     ended_at: str
     ended_when: str
     downloads: str
     downloads_left: str
+    in_full: str  # "downloaded in full 2 times": receipts that reached the file's end
 
     def as_json(self) -> dict:
         return asdict(self)
 
 
-def share_state(share: Share, now: datetime) -> ShareState:
+def in_full_words(count: int) -> str:
+    if not count:
+        return ""
+    return ngettext("downloaded in full %(count)s time", "downloaded in full %(count)s times", count) % {"count": count}
+
+
+def share_rows(shares, now: datetime) -> list[tuple[Share, ShareState]]:
+    """Each of `shares` with its state, their receipts counted in one query."""
+    shares = list(shares)
+    in_full = whole_copies(share.pk for share in shares) if shares else {}
+    return [(share, share_state(share, now, in_full=in_full.get(share.pk, 0))) for share in shares]
+
+
+def share_state(share: Share, now: datetime, *, in_full: int | None = None) -> ShareState:
+    """`in_full`: how many downloads reached the file's end, if counted already."""
+    if in_full is None:
+        in_full = whole_copies([share.pk]).get(share.pk, 0)
     fate = share.fate(now)
     status = fate.status
     sentence, moment = how_it_ended(share, now)
@@ -90,12 +92,15 @@ def share_state(share: Share, now: datetime) -> ShareState:
     return ShareState(
         id=share.pk,
         status=status,
-        status_label=str(STATUS_LABELS[fate.state]),
+        status_label=status_label(fate.state),
         live=live,
         ms_left=max(0, int((share.expires_at - now).total_seconds() * 1000)) if live else 0,
         ended=_ended_text(sentence, moment),
+        ended_words="" if fate.live else str(END_WORDS[fate.state].owner),
+        time_left="" if fate.live else str(END_WORDS[fate.state].time_left),
         ended_at=moment.isoformat() if moment else "",
         ended_when=when(moment) if moment else "",
         downloads=downloads,
         downloads_left=left,
+        in_full=in_full_words(in_full),
     )

@@ -22,4 +22,5 @@ urlpatterns = [
     path("shares/<int:pk>/", shares.ShareDetailView.as_view(), name="share"),
     path("shares/<int:pk>/expiry/", shares.ShareExpiryView.as_view(), name="share-expiry"),
     path("shares/<int:pk>/unshare/", shares.UnshareView.as_view(), name="unshare"),
+    path("shares/<int:pk>/reactivate/", shares.ReactivateView.as_view(), name="share-reactivate"),
 ]

@@ -11,6 +11,7 @@ module imports only from the layers above it in this list, never below
    events     a share's history (ShareEvent)
    policy     the admin-edited sharing policy
 2. quotas     how many bytes each user's files may take (StorageAccount)
+   receipts   how much of a download its client received (the delivered event)
 3. files      stored files and the upload rules
    items      which files a share holds (ShareItem)
    leftovers  a deleted file's bytes, recorded until the storage has

@@ -48,6 +48,7 @@ from sharing.models.budget import charge, copy_bytes
 from sharing.models.events import ShareEvent, Visitor, record_download
 from sharing.models.items import file_ids_of
 from sharing.models.quick_downloads import Download, Outcome, QuickDownload, send_quickly
+from sharing.models.receipts import Receipt, record_batched
 from sharing.models.state import EndReason, Status, locked_now, sendable_sql, servable_sql
 from sharing.signals import share_downloaded, share_ended
 
@@ -70,11 +71,14 @@ class Sending:
     (`file_id` None), and how many of the bytes between two offsets of the
     response count against the budget (a zip's headers count nothing: a copy
     of the share is each file's bytes once, however they are sent).
-    `preview`: shown in the browser rather than saved."""
+    `preview`: shown in the browser rather than saved. `size`: the length
+    of the file or zip, for the response's receipt (sharing.models.receipts);
+    None: no receipt."""
 
     file_id: int | None = None
     counted: Callable[[int, int], int] = plain_bytes
     preview: bool = False
+    size: int | None = None
 
     def details(self) -> str:
         """The download event's details, as JSON: which file (and whether
@@ -94,10 +98,17 @@ class Sending:
             return ShareEvent.Kind.PREVIEWED
         return ShareEvent.Kind.DOWNLOADED if first == 0 else ShareEvent.Kind.RESUMED
 
-    def record(self, cursor, connection, share_id: int, at, *, visitor: Visitor | None, first: int, end: int) -> None:
-        """Record the response that sends bytes [first, end) in the share's history."""
+    def record(self, cursor, connection, share_id: int, at, *, visitor: Visitor | None, first: int, end: int) -> int:
+        """Record the response that sends bytes [first, end) in the share's history; return its event's id."""
         kind, details = self.event_kind(first), self.details()
-        record_download(cursor, connection, share_id, at, visitor=visitor, size=end - first, kind=kind, details=details)
+        event = record_download(
+            cursor, connection, share_id, at, visitor=visitor, size=end - first, kind=kind, details=details
+        )
+        return event.pk
+
+    def receipt_size(self) -> int | None:
+        """The size a receipt measures against; None when none is written (a preview)."""
+        return None if self.preview else self.size
 
 
 @dataclass(frozen=True)
@@ -106,7 +117,9 @@ class Reservation:
 
     `budgeted`: the bytes came out of the share's byte budget, so the
     response must settle when it closes. `least` is the share's smallest
-    file: the budget holding less, the share is used up."""
+    file: the budget holding less, the share is used up. `event_id` and
+    `size`: the response's event and the length of its file or zip, for
+    its receipt (None: no receipt)."""
 
     share_id: int
     first: int
@@ -115,27 +128,44 @@ class Reservation:
     budgeted: bool
     share_model: type
     counted: Callable[[int, int], int] = plain_bytes
+    event_id: int | None = None
+    size: int | None = None
+    # The first download of a link that asked to be told: share_downloaded
+    # once this response closed, so the notice can say how far it got.
+    announces: bool = False
 
-    def settle(self, sent_until: int) -> None:
+    def settle(self, sent_until: int, *, measured: bool = True) -> None:
         """The response stopped at `sent_until`: give back what it never
         sent and, when no other response is sending and the budget holds no
-        whole copy, end the share by its download limit. A failure leaves the
-        bytes reserved (the safe direction) and is logged."""
+        whole copy, end the share by its download limit; record how far its
+        client got (`measured` False: sent elsewhere, nothing to tell). A
+        failure leaves the bytes reserved (the safe direction) and is logged."""
+        until = min(max(sent_until, self.first), self.end)
+        receipt = None
+        if measured and self.event_id is not None and self.size is not None:
+            receipt = Receipt(self.event_id, self.first, until, self.size)
         if not self.budgeted:
-            return
-        unsent = max(0, self.counted(min(max(sent_until, self.first), self.end), self.end))
-        reserved = charge(self.counted(self.first, self.end))
-        try:
-            settle_locked(self.share_model, self.share_id, reserved, unsent, copy_bytes(self.least))
-        except DatabaseError:
-            logger.warning("could not settle a response of share %s", self.share_id, exc_info=True)
+            if receipt is not None:
+                record_batched(self.share_id, receipt, using=self.share_model.objects.db)
+        else:
+            unsent = max(0, self.counted(until, self.end))
+            reserved = charge(self.counted(self.first, self.end))
+            try:
+                settle_locked(self.share_model, self.share_id, reserved, unsent, copy_bytes(self.least), receipt)
+            except DatabaseError:
+                logger.warning("could not settle a response of share %s", self.share_id, exc_info=True)
+        if self.announces:
+            transaction.on_commit(partial(share_downloaded.send, sender=self.share_model, share_id=self.share_id))
 
 
-def settle_locked(share_model, share_id: int, reserved: int, unsent: int, copy: int) -> bool:
+def settle_locked(
+    share_model, share_id: int, reserved: int, unsent: int, copy: int, receipt: Receipt | None = None
+) -> bool:
     """Close one response that had `reserved` bytes: give its `unsent` ones
     back to the share's budget and release the rest of its hold; end the
     share (download_limit) when that leaves no response sending (nothing
-    reserved) and less than `copy` bytes. Return whether it ended the share.
+    reserved) and less than `copy` bytes; record its `receipt`, in the same
+    transaction. Return whether it ended the share.
 
     bytes_reserved keeps the holds of responses still sending, so a limit
     change or a reactivation meanwhile keeps them counted, and what they give
@@ -158,6 +188,8 @@ def settle_locked(share_model, share_id: int, reserved: int, unsent: int, copy: 
                 [Status.EXPIRED, EndReason.DOWNLOAD_LIMIT, stamp, share_id, *rule_params, copy],
             )
             ended = cursor.rowcount == 1
+        if receipt is not None:
+            receipt.record(share_id, now)
         if ended:
             ShareEvent.record(share_id, ShareEvent.Kind.DOWNLOAD_LIMIT_REACHED, now)
         if ended:
@@ -198,7 +230,7 @@ class DownloadCounter:
         reservation = self.reserve(first=0, end=self.share.file.size, visitor=visitor)
         if reservation is None:
             return False
-        reservation.settle(reservation.end)
+        reservation.settle(reservation.end, measured=False)
         return True
 
     def _owes_first_download_notice(self) -> bool:
@@ -234,12 +266,22 @@ class DownloadCounter:
                 row = cursor.fetchone()
                 if row is None:
                     return None
-                sending.record(cursor, connection, share_id, now, visitor=visitor, first=first, end=end)
-            if starts_copy and self._owes_first_download_notice():
-                # The notices app claims and sends it after the commit; the
-                # claim (not this instance's view) decides.
-                transaction.on_commit(partial(share_downloaded.send, sender=model, share_id=share_id))
-        return Reservation(share_id, first, end, self.share.least, row[0] is not None, model, sending.counted)
+                event_id = sending.record(cursor, connection, share_id, now, visitor=visitor, first=first, end=end)
+            # The notices app claims and sends it once this response closed
+            # (Reservation.settle); the claim (not this instance's view) decides.
+            announces = starts_copy and self._owes_first_download_notice()
+        return Reservation(
+            share_id,
+            first,
+            end,
+            self.share.least,
+            row[0] is not None,
+            model,
+            sending.counted,
+            event_id=event_id,
+            size=sending.receipt_size(),
+            announces=announces,
+        )
 
     def _send_unlimited(self, *, first: int, end: int, visitor: Visitor | None, sending: Sending):
         """The quick path (sharing.models.quick_downloads): a live link
@@ -256,12 +298,22 @@ class DownloadCounter:
             details=sending.details(),
             visitor=visitor,
         )
-        outcome = send_quickly(job, using=self.model.objects.db)
+        outcome, event_id = send_quickly(job, using=self.model.objects.db)
         if outcome is Outcome.EXACT:
             return _NOT_UNLIMITED
         if outcome is Outcome.REFUSED:
             return None
-        return Reservation(self.share.pk, first, end, self.share.least, False, self.model, sending.counted)
+        return Reservation(
+            self.share.pk,
+            first,
+            end,
+            self.share.least,
+            False,
+            self.model,
+            sending.counted,
+            event_id=event_id,
+            size=sending.receipt_size(),
+        )
 
 
 # --- folding pending downloads into download_count -----------------------------

@@ -106,6 +106,9 @@ class ShareEvent(models.Model):
         FILE_DELETED = "file_deleted", pgettext_lazy("share event", "file deleted")
         # sharing.models.reactivation.
         REACTIVATED = "reactivated", pgettext_lazy("share event", "Reactivated")
+        # A downloaded or resumed response closed: how far its client got
+        # (sharing.models.receipts).
+        DELIVERED = "delivered", pgettext_lazy("share event", "Delivered")
 
     # No single-column index: shareevent_share_at_idx starts with share.
     share = models.ForeignKey("sharing.Share", on_delete=models.CASCADE, related_name="events", db_index=False)
@@ -119,7 +122,10 @@ class ShareEvent(models.Model):
         null=True, blank=True, help_text="expired: how long after its deadline the expiry was committed."
     )
     bytes = models.PositiveBigIntegerField(
-        null=True, blank=True, help_text="downloaded, resumed, previewed: the bytes of the response's range."
+        null=True,
+        blank=True,
+        help_text="downloaded, resumed, previewed: the bytes of the response's range; delivered: the bytes of it "
+        "the client got.",
     )
     client_address = models.GenericIPAddressField(
         null=True, blank=True, help_text="As EVENT_CLIENT_ADDRESS keeps it (by default the last IPv4 octet zeroed)."
@@ -130,7 +136,12 @@ class ShareEvent(models.Model):
 
     class Meta:
         ordering = ["at", "id"]
-        indexes = [models.Index(fields=["share", "at", "id"], name="shareevent_share_at_idx")]
+        indexes = [
+            models.Index(fields=["share", "at", "id"], name="shareevent_share_at_idx"),
+            # The owner pages count each link's receipts (sharing.models.receipts):
+            # only those rows, not a busy link's whole history.
+            models.Index(fields=["share"], condition=models.Q(kind="delivered"), name="shareevent_delivered_idx"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} of share {self.share_id} at {self.at:%Y-%m-%d %H:%M:%S}"
@@ -185,13 +196,14 @@ def change_events(share_id: int, at: datetime, before: dict, after: dict, *, end
     return events
 
 
-def record_download(cursor, connection, share_id: int, at: datetime, **fields) -> None:
+def record_download(cursor, connection, share_id: int, at: datetime, **fields) -> "ShareEvent":
     """Record a response its statement allowed (insert_download_event's
     `fields`: its visitor, the bytes of its range, its kind and details) with
     `cursor` inside that statement's transaction; then share_events_saved as
     for any events."""
     event = insert_download_event(cursor, connection, share_id, at, **fields)
     share_events_saved.send(sender=ShareEvent, events=[event], using=connection.alias)
+    return event
 
 
 def insert_download_event(

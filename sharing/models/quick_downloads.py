@@ -76,8 +76,9 @@ class QuickDownload:
     visitor: Visitor | None = None
 
 
-def send_quickly(job: QuickDownload, using: str = "default") -> Outcome:
-    """Decide and record `job` in the next batch of this process's downloads.
+def send_quickly(job: QuickDownload, using: str = "default") -> tuple[Outcome, int | None]:
+    """Decide and record `job` in the next batch of this process's downloads;
+    return the outcome and, when allowed, the id of its event.
 
     Inside a transaction of the caller's, alone and in that transaction: a
     batch must commit by itself, never with a caller's other writes."""
@@ -98,7 +99,7 @@ def _batches(using: str) -> GroupCommit:
         return group
 
 
-def _run_batch(using: str, take) -> list[Outcome]:
+def _run_batch(using: str, take) -> list[tuple[Outcome, int | None]]:
     """One transaction for the downloads take() returns once it holds the lock.
 
     The backend holds the shares against an unshare, an expiry or a change
@@ -122,10 +123,11 @@ def _run_batch(using: str, take) -> list[Outcome]:
             if event is None:
                 cursor.execute(f"SELECT {QUICK_COUNTABLE} FROM {share} WHERE id = %s", [job.share_id])
                 countable = cursor.fetchone()
-                outcomes.append(Outcome.EXACT if countable is not None and not countable[0] else Outcome.REFUSED)
+                refused = Outcome.EXACT if countable is not None and not countable[0] else Outcome.REFUSED
+                outcomes.append((refused, None))
                 continue
             events.append(event)
-            outcomes.append(Outcome.ALLOWED)
+            outcomes.append((Outcome.ALLOWED, event.pk))
         if events:
             batch.end()
             share_events_saved.send(sender=ShareEvent, events=events, using=using, outboxed=True)

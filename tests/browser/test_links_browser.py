@@ -100,7 +100,12 @@ def test_a_wrong_then_right_password(page, report):
     [
         # The moment in the reader's zone, named (the browser runs in UTC here).
         ("time", 410, r"This link has expired\.\s*It stopped working on .+ (UTC|GMT)[^.]*\.\s*If you still need"),
-        ("limit", 410, r"This link has reached its download limit\.\s*Its downloads ran out on [\s\S]+If you still"),
+        (
+            "limit",
+            410,
+            r"This link has been downloaded as many times as its sender allowed\.\s*Its downloads ran out on "
+            r"[\s\S]+If you still",
+        ),
         ("unshare", 410, r"This link has been unshared\.\s*Its owner stopped sharing it on .+\.\s*If you still"),
         ("unknown", 404, r"No such link\.\s*Check that the address was copied in full\."),
     ],

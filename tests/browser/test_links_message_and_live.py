@@ -49,7 +49,9 @@ def test_the_last_download_turns_the_page_into_its_end_without_a_reload(page, re
     with page.expect_download() as download:
         page.get_by_role("link", name="Download").click()
     assert download.value.failure() is None
-    expect(page.locator(".ended-notice")).to_have_text("This link has reached its download limit.", timeout=5000)
+    expect(page.locator(".ended-notice")).to_have_text(
+        "This link has been downloaded as many times as its sender allowed.", timeout=5000
+    )
     expect(page.get_by_role("link", name="Download")).to_be_hidden()
     assert page.evaluate("window.notReloaded") is True
     axe_check(page)

@@ -148,7 +148,7 @@ def test_share_with_three_seconds_and_a_limit_then_watch_it_expire_live(
 
     # The owner's page turns to expired at the deadline, without a reload,
     # then shows the server's account: the download counted, when it ended.
-    expect(owner.locator('[data-field="time_left"]')).to_have_text("expired", timeout=8000)
+    expect(owner.locator('[data-field="time_left"]')).to_have_text("Expired", timeout=8000)
     expect(owner.locator('[data-field="status_label"]')).to_have_text("Expired")
     expect(owner.locator('[data-field="downloads"]')).to_have_text("1 (limit 2)", timeout=8000)
     expect(owner.locator('[data-field="ended"]')).to_contain_text("Expired at")

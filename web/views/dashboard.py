@@ -17,7 +17,7 @@ from pages.security import PageHeadersMixin, with_page_headers
 from sharing.models import Share, StoredFile
 from sharing.models.state import servable_q
 from uploads.writing import page_chunk
-from web.presenters import share_state
+from web.presenters import share_rows
 from web.storage import storage_of
 
 PAGE_SIZE = 20
@@ -60,7 +60,7 @@ class DashboardView(LoginRequiredMixin, PageHeadersMixin, TemplateView):
             storage=storage_of(request.user),
             file_page=file_page,
             share_page=share_page,
-            rows=[(share, share_state(share, now)) for share in share_page],
+            rows=share_rows(share_page, now),
             status=status,
             tabs=STATUS_TABS,
             **kwargs,
@@ -80,5 +80,5 @@ class LiveSharesView(LoginRequiredMixin, View):
             return with_page_headers(response)
         now = timezone.now()
         shares = Share.objects.filter(owner=request.user, pk__in=wanted).with_pending_downloads()
-        states = {share.pk: share_state(share, now).as_json() for share in shares}
+        states = {share.pk: state.as_json() for share, state in share_rows(shares, now)}
         return with_page_headers(JsonResponse({"shares": states}))

@@ -1,6 +1,7 @@
 """Sharing a file or several, and watching, extending, shortening or ending a share.
 
-Every write is a model method (Share.create_for, set_expiry, unshare): the
+Every write is a model method (Share.create_for, set_expiry, unshare,
+reactivate): the
 conditional UPDATEs stay the only writers, and the API and these pages obey
 one set of rules.
 """
@@ -14,12 +15,13 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views import View
 from django.views.generic import FormView, TemplateView
 
 from pages.security import PageHeadersMixin, with_page_headers
-from sharing.models import MAX_FILES_PER_SHARE, Share, StoredFile
-from web.forms import ExpiryForm, ShareForm
+from sharing.models import MAX_FILES_PER_SHARE, EndState, ReactivationRefused, Share, StoredFile, reactivate
+from web.forms import ExpiryForm, ReactivateForm, ShareForm
 from web.history import HISTORY_LINES, history
 from web.presenters import share_state
 from web.qr import qr_svg
@@ -97,16 +99,21 @@ class ShareDetailView(LoginRequiredMixin, PageHeadersMixin, TemplateView):
 
     template_name = "web/share_detail.html"
 
-    def get_context_data(self, *, expiry_form=None, **kwargs):
+    def get_context_data(self, *, expiry_form=None, reactivate_form=None, **kwargs):
         share = owned_share(self.request, self.kwargs["pk"])
         url = self.request.build_absolute_uri(reverse("public-share", args=[share.token]))
-        state = share_state(share, timezone.now())
+        now = timezone.now()
+        state = share_state(share, now)
+        fate = share.fate(now)
         return super().get_context_data(
             share=share,
             state=state,
             link=url,
             qr=qr_svg(url, label=_("QR code of the link")),
             expiry_form=expiry_form or ExpiryForm(like=share.expires_at - share.created_at),
+            # An ended link whose file is still there may be brought back.
+            reactivable=not fate.live and fate.state != EndState.FILE_DELETED,
+            reactivate_form=reactivate_form or reactivate_form_for(share, fate.state),
             history=history(share),
             history_limit=HISTORY_LINES,
             **kwargs,
@@ -133,11 +140,65 @@ class ShareExpiryView(LoginRequiredMixin, View):
         return self.detail_again(request, pk, form, 409)
 
     def detail_again(self, request, pk, form, status):
-        detail = ShareDetailView()
-        detail.setup(request, pk=pk)
-        response = detail.get(request, expiry_form=form)
-        response.status_code = status
-        return with_page_headers(response)
+        return detail_again(request, pk, status, expiry_form=form)
+
+
+def detail_again(request, pk, status, **forms):
+    """The share page again, with a refused form's errors, and its status."""
+    detail = ShareDetailView()
+    detail.setup(request, pk=pk)
+    response = detail.get(request, **forms)
+    response.status_code = status
+    return with_page_headers(response)
+
+
+def former_lifetime(share: Share):
+    return share.expires_at - share.created_at
+
+
+def reactivate_form_for(share: Share, state: EndState, data=None) -> ReactivateForm:
+    """Offered first: the shortest preset that lasts as long as the link
+    did; downloads from zero when the link ended by its limit (without it,
+    reactivation is refused)."""
+    form = ReactivateForm(data, like=former_lifetime(share))
+    form.fields["reset_downloads"].initial = state == EndState.DOWNLOAD_LIMIT
+    return form
+
+
+# What an owner reads when reactivation is refused (ReactivationRefused.code).
+REFUSALS = {
+    "past": gettext_lazy("That time passed before the link could be reactivated; pick a later one."),
+    "file_deleted": gettext_lazy("Its file was deleted: this link cannot work again."),
+    "active": gettext_lazy("This link is still active: change its expiry instead."),
+    "used_up": gettext_lazy("Its downloads are used up: tick “Count downloads from zero again” to reactivate it."),
+}
+
+
+class ReactivateView(LoginRequiredMixin, View):
+    """POST: bring an ended link back at the same address, through the same
+    model method as the API's reactivate. From the dashboard's button (no
+    lifetime sent) it comes back for the lifetime it had, with its
+    downloads counted from zero; the share page's form says both."""
+
+    http_method_names = ["post"]
+
+    def post(self, request, pk):
+        share = owned_share(request, pk)
+        data = request.POST.copy()
+        one_click = "lifetime" not in data
+        if one_click:
+            data["lifetime"] = ReactivateForm(like=former_lifetime(share)).fields["lifetime"].initial
+            data["reset_downloads"] = "on"
+        form = reactivate_form_for(share, share.fate().state, data)
+        if not form.is_valid():
+            return detail_again(request, pk, 400, reactivate_form=form)
+        try:
+            reactivate(share, form.cleaned_data["deadline"], reset_downloads=form.cleaned_data["reset_downloads"])
+        except ReactivationRefused as refused:
+            messages.error(request, str(REFUSALS.get(refused.code, refused.message)))
+            return detail_again(request, pk, 409, reactivate_form=form)
+        messages.success(request, _("The link works again, at the same address."))
+        return back_or_share(request, pk)
 
 
 class UnshareView(LoginRequiredMixin, View):
@@ -151,7 +212,12 @@ class UnshareView(LoginRequiredMixin, View):
             messages.success(request, _("The link has been unshared; it no longer works."))
         else:
             messages.info(request, _("This link had already ended."))
-        back = request.POST.get("next", "")
-        if url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
-            return redirect(back)
-        return redirect("web:share", pk=pk)
+        return back_or_share(request, pk)
+
+
+def back_or_share(request, pk):
+    """Back to the page the form came from (its `next`), else the share's page."""
+    back = request.POST.get("next", "")
+    if url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+        return redirect(back)
+    return redirect("web:share", pk=pk)

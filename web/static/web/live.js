@@ -53,6 +53,7 @@
   function apply(row, state) {
     setText(row, "downloads", state.downloads);
     setText(row, "downloads_left", state.downloads_left);
+    setText(row, "in_full", state.in_full);
     if (state.live) {
       // An ended share never comes back; a live one may have a new deadline.
       if (!row.ended) row.deadline = deadlineIn(state.ms_left);
@@ -61,6 +62,8 @@
     setText(row, "status_label", state.status_label);
     showEnd(row, state);
     if (!row.ended || state.status !== "expired") end(row, state.status);
+    // What happened (downloaded as often as allowed, unshared), in the server's words.
+    if (state.time_left) setText(row, "time_left", state.time_left);
   }
 
   function showEnd(row, state) {
