@@ -20,6 +20,13 @@ ANSWERS = {
     "download_limit": (410, gettext_lazy("This link has reached its download limit.")),
     "unshared": (410, gettext_lazy("This link has been unshared.")),
     "file_gone": (410, gettext_lazy("The shared file is no longer available.")),
+    "infected": (410, gettext_lazy("This link has ended: malware was found in its file.")),
+    # Retry-After says when to look again (links.views.SCAN_RETRY_AFTER).
+    "being_checked": (503, gettext_lazy("This file is being checked for viruses; try again in a moment.")),
+    "scan_withheld": (
+        403,
+        gettext_lazy("This file could not be checked for viruses, and this service does not share such files."),
+    ),
     "budget_short": (
         410,
         gettext_lazy("What is left of this link's download limit does not cover what you asked for."),
@@ -72,6 +79,7 @@ KIND_OF_STATE = {
     EndState.DOWNLOAD_LIMIT: "download_limit",
     EndState.UNSHARED: "unshared",
     EndState.FILE_DELETED: "file_gone",
+    EndState.INFECTED: "infected",
 }
 
 

@@ -19,6 +19,7 @@ STATUS_LABELS = {
     EndState.DOWNLOAD_LIMIT: gettext_lazy("Limit reached"),
     EndState.UNSHARED: gettext_lazy("Unshared"),
     EndState.FILE_DELETED: gettext_lazy("Unshared"),
+    EndState.INFECTED: gettext_lazy("Malware found"),
 }
 
 
@@ -33,6 +34,7 @@ SENTENCES = {
     EndState.DOWNLOAD_LIMIT: gettext_lazy("Download limit reached"),
     EndState.UNSHARED: gettext_lazy("Unshared"),
     EndState.FILE_DELETED: gettext_lazy("Unshared when its file was deleted"),
+    EndState.INFECTED: gettext_lazy("Ended: malware was found in a file"),
 }
 
 
