@@ -1,7 +1,8 @@
 """An infected file: recorded as such, its shares ended, its bytes removed
 (or, with SCAN_INFECTED_BYTES=keep, left where they are for an
 administrator: no share can serve them again), all in one transaction
-with the verdict; the owner hears of it after the commit.
+with the verdict and what listeners write (webhook deliveries); the owner's
+email goes after the commit.
 
 The row stays (its name, its signature, "infected"), so the owner's pages
 and the API say what happened to the file; the owner may delete it.
@@ -32,16 +33,13 @@ def quarantine(claim: queue.Claim, stored: StoredFile, signature: str, now: date
             record = BytesToDelete.objects.create(name=stored.content.name)
             StoredFile.objects.filter(pk=stored.pk).update(content="")
             transaction.on_commit(partial(record.try_now, "default"), robust=True)
-        transaction.on_commit(
-            partial(
-                file_infected.send,
-                sender=StoredFile,
-                file_id=stored.pk,
-                owner_id=stored.owner_id,
-                name=stored.name,
-                signature=signature,
-                share_ids=share_ids,
-                at=now,
-            )
+        file_infected.send(
+            sender=StoredFile,
+            file_id=stored.pk,
+            owner_id=stored.owner_id,
+            name=stored.name,
+            signature=signature,
+            share_ids=share_ids,
+            at=now,
         )
     return True

@@ -18,7 +18,11 @@ from django.db.models import F, Q
 
 from scanning.signals import file_cleared
 from sharing.models import ScanState, StoredFile
-from sharing.models.scans import NOT_CLEARED, scan_allows
+from sharing.models.scans import NOT_CLEARED
+
+# The verdicts that end a file's wait (an infected one ends it too, but the
+# quarantine says so instead).
+VERDICTS_CLEARING = (ScanState.CLEAN, ScanState.TOO_BIG)
 
 # Due files looked at per claim: more than the workers that may race for them.
 CANDIDATES = 8
@@ -90,6 +94,6 @@ def record(claim: Claim, state: str, now: datetime, signature: str = "") -> bool
             scan_claimed_at=None,
             scan_claimed_by="",
         )
-        if recorded and not was_cleared and scan_allows(state):
+        if recorded and not was_cleared and state in VERDICTS_CLEARING:
             file_cleared.send(sender=StoredFile, file_id=claim.file_id)
     return bool(recorded)

@@ -1,6 +1,9 @@
 """Shared fixtures: alice owns things, bob is a stranger."""
 
+import shutil
+import tempfile
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -139,3 +142,20 @@ def either_storage(request):
     if request.param == "disk":
         return "disk", None
     return "bucket", request.getfixturevalue("bucket_storage")
+
+
+@pytest.fixture
+def clamd(settings, tmp_path_factory):
+    """A real clamd (Debian's) on a unix socket with the EICAR signature
+    only (tests.clamd), and scanning on (CLAMD_URL); skipped without clamd."""
+    from tests.clamd import ClamdProcess, available
+
+    if not available():
+        pytest.skip("needs /usr/sbin/clamd (Debian's clamav-daemon)")
+    # A short folder: a unix socket's path has at most 107 bytes.
+    process = ClamdProcess(Path(tempfile.mkdtemp(prefix="clamd-", dir="/tmp")))
+    process.start()
+    settings.CLAMD_URL = process.url
+    yield process
+    process.stop()
+    shutil.rmtree(process.folder, ignore_errors=True)

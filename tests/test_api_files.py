@@ -13,7 +13,18 @@ from tests.helpers import stored_names
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("either_storage")]
 
-FILE_FIELDS = {"id", "name", "size", "content_type", "sha256", "created_at", "delete_when_unshared"}
+FILE_FIELDS = {
+    "id",
+    "name",
+    "size",
+    "content_type",
+    "sha256",
+    "created_at",
+    "delete_when_unshared",
+    "scan_state",
+    "scan_signature",
+    "scanned_at",
+}
 
 
 def upload(client, name="notes.txt", data=b"some bytes\n", content_type="text/plain"):
