@@ -470,6 +470,7 @@ LOGGING = {
         "links": {"level": LOG_LEVEL},
         "expiry": {"level": LOG_LEVEL},
         "notices": {"level": LOG_LEVEL},
+        "scanning": {"level": LOG_LEVEL},
         # The endpoints it names may carry their receiver's key (query, userinfo).
         "webhooks": {"level": LOG_LEVEL, "filters": ["redact_tokens"]},
         "django": {"level": "WARNING"},
