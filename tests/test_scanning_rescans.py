@@ -78,3 +78,15 @@ def test_rescan_needs_scanning_on(settings):
     settings.CLAMD_URL = ""
     with pytest.raises(CommandError, match="CLAMD_URL is not set"):
         call_command("rescan")
+
+
+def test_the_dashboard_shows_a_file_being_checked_and_one_found_infected(alice, alice_web, make_file):
+    waiting, infected, clean = make_file(alice, "waiting.txt"), make_file(alice, "bad.txt"), make_file(alice, "ok.txt")
+    set_state(waiting, ScanState.PENDING, queued=True)
+    set_state(infected, ScanState.INFECTED)
+    StoredFile.objects.filter(pk=infected.pk).update(scan_signature="Eicar-Test")
+    set_state(clean, ScanState.CLEAN)
+    html = alice_web.get("/").content.decode()
+    assert 'data-scan-state="pending">being checked for viruses<' in html
+    assert "malware found (Eicar-Test): removed" in html
+    assert html.count("data-scan-state=") == 2
