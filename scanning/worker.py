@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 
 from django.conf import settings
-from django.db import close_old_connections
+from django.db import close_old_connections, connection
 from django.utils import timezone
 
 from scanning import queue
@@ -133,4 +133,4 @@ class ScanThread(threading.Thread):
                 if not busy:
                     self.stop_requested.wait(self.poll_interval)
         finally:
-            close_old_connections()
+            connection.close()  # this thread's own; a test database must not keep it
