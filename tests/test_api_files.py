@@ -181,6 +181,9 @@ def test_retrieve(alice_client, alice, make_file):
         "sha256": hashlib.sha256(b"\x00\x01").hexdigest(),
         "created_at": stored.created_at.isoformat().replace("+00:00", "Z"),
         "delete_when_unshared": False,
+        "scan_state": "unscanned",
+        "scan_signature": "",
+        "scanned_at": None,
     }
 
 

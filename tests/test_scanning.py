@@ -107,6 +107,8 @@ def test_eicar_uploaded_is_found_infected_never_served_and_the_owner_is_told(
     assert headers["Retry-After"]
     assert EICAR not in body
     assert_never_sends(share, EICAR)
+    owner_copy = alice_client.get(f"/api/files/{stored.pk}/content/")
+    assert owner_copy.status_code == 409  # not even to its owner before the scan
 
     worker = scan_all()
 
@@ -131,6 +133,7 @@ def test_eicar_uploaded_is_found_infected_never_served_and_the_owner_is_told(
         for delivery in WebhookDelivery.objects.filter(endpoint=hook)
     )
     assert kinds == [FILE_INFECTED, "share-event"]
+    assert alice_client.get(f"/api/files/{stored.pk}/content/").status_code == 410
     # The API and a new share say so.
     shown = alice_client.get(f"/api/files/{stored.pk}/").json()
     assert (shown["scan_state"], shown["scan_signature"]) == ("infected", stored.scan_signature)

@@ -1,13 +1,14 @@
 // Progressive enhancement for a link whose file is being checked for
 // viruses: ask the page again (as a browser would) every few seconds and,
 // once it no longer says "being checked", show the page that came back
-// (its Download button, or why the link ended). Without JavaScript the
-// page says to reload it.
+// (its Download button, or why the link ended), and hide the link that
+// says to reload it (what a visitor without JavaScript does).
 (function () {
   "use strict";
   var notice = document.querySelector("[data-being-checked]");
   if (!notice || !window.fetch || !window.DOMParser) return;
   var wait = (parseInt(notice.dataset.retryAfter, 10) || 5) * 1000;
+  document.querySelectorAll("[data-scan-reload]").forEach(function (el) { el.hidden = true; });
   function look() {
     fetch(window.location.href, { headers: { Accept: "text/html" }, credentials: "same-origin", cache: "no-store" })
       .then(function (response) { return response.text(); })
