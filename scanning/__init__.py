@@ -8,6 +8,7 @@ recorded the verdict. The modules, lowest first:
                  verdict recorded under the claim
     quarantine   an infected file: its shares ended, its bytes removed
     worker       one scan at a time (ScanWorker) and the thread that loops it
+    rescans      queueing chosen files again, and scanning them with progress
 
 docs/scanning.md says why it is built this way; the rule that a file not
 cleared is not served is sharing.models.scans.
