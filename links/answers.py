@@ -151,8 +151,4 @@ def answer(request, kind: str, *, share: Share | None = None, retry_after: int |
         response = HttpResponse(f"{text}\n", status=status, content_type="text/plain; charset=utf-8")
     if retry_after is not None:
         response["Retry-After"] = str(retry_after)
-    if kind == "being_checked":
-        # An expected, passing state of a file, polled by clients: not a
-        # server fault for Django's request log to report as one.
-        response._has_been_logged = True
     return with_page_headers(response)

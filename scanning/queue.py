@@ -85,7 +85,7 @@ def record(claim: Claim, state: str, now: datetime, signature: str = "") -> bool
     transaction for an infected file, whose quarantine follows). Return
     whether the claim still held (the verdict counts)."""
     with transaction.atomic():
-        was_cleared = claim.rows().filter(scan_state__in=NOT_CLEARED).exists() is False
+        first_verdict = claim.rows().filter(scan_state__in=NOT_CLEARED).exists()
         recorded = claim.rows().update(
             scan_state=state,
             scan_signature=signature,
@@ -94,6 +94,6 @@ def record(claim: Claim, state: str, now: datetime, signature: str = "") -> bool
             scan_claimed_at=None,
             scan_claimed_by="",
         )
-        if recorded and not was_cleared and state in VERDICTS_CLEARING:
+        if recorded and first_verdict and state in VERDICTS_CLEARING:
             file_cleared.send(sender=StoredFile, file_id=claim.file_id)
     return bool(recorded)

@@ -106,6 +106,7 @@ class ScanThread(threading.Thread):
         self.poll_interval = settings.SCAN_POLL_INTERVAL if poll_interval is None else poll_interval
         self.stop_requested = threading.Event()
         self.errors = 0
+        self.unanswered_pings = 0  # looks at clamd that found it gone
 
     def stop(self) -> None:
         self.stop_requested.set()
@@ -116,6 +117,7 @@ class ScanThread(threading.Thread):
             while not self.stop_requested.is_set():
                 if not self.worker.clamd.ping():
                     down_for += 1
+                    self.unanswered_pings += 1
                     if down_for == 1:
                         logger.warning("clamd at %s does not answer; files wait", self.worker.clamd.url)
                     self.stop_requested.wait(queue.retry_delay(down_for))
