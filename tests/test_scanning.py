@@ -141,7 +141,9 @@ def test_eicar_uploaded_is_found_infected_never_served_and_the_owner_is_told(
     assert refused.status_code == 400
 
 
-def test_eicar_through_an_upload_request_is_infected_and_never_arrives(clamd, storage, alice, alice_client, settings):
+def test_eicar_through_an_upload_request_is_infected_and_never_arrives(
+    clamd, storage, alice, alice_client, alice_web, settings
+):
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
     alice.email = "alice@example.com"
     alice.save()
@@ -155,11 +157,13 @@ def test_eicar_through_an_upload_request_is_infected_and_never_arrives(clamd, st
     shown = alice_client.get(f"/api/upload-requests/{made['id']}/").json()
     assert [f["state"] for f in shown["files"]] == ["being_checked"]
     assert not [message for message in mails() if "arrived" in message.subject]
+    assert "being checked for viruses" in alice_web.get("/requests/").content.decode()
 
     scan_all()
 
     received.refresh_from_db()
     assert received.state == "infected"
+    assert "malware found: removed" in alice_web.get("/requests/").content.decode()
     assert received.file.scan_state == ScanState.INFECTED
     sent = mails()
     assert not [message for message in sent if "arrived" in message.subject]

@@ -1,5 +1,4 @@
 import signal
-import sys
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
@@ -64,4 +63,3 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"Rescanned {queued - left} of {queued} files; {left} still queued (clamd out of reach?)."
             )
-        sys.stdout.flush()
