@@ -80,6 +80,8 @@ def test_a_stale_claim_is_taken_over_and_the_late_verdict_does_not_count(alice, 
     set_state(stored, ScanState.PENDING, due=now)
     first, _ = queue.claim_next("slow", now)
     assert queue.claim_next("other", now + timedelta(seconds=1)) is None
+    # At SCAN_CLAIM_SECONDS to the microsecond the claim still holds.
+    assert queue.claim_next("other", now + timedelta(seconds=settings.SCAN_CLAIM_SECONDS)) is None
     later = now + timedelta(seconds=settings.SCAN_CLAIM_SECONDS + 1)
     second, _ = queue.claim_next("other", later)
     assert not queue.record(first, ScanState.CLEAN, later)
@@ -93,24 +95,28 @@ def test_failed_tries_back_off_and_turn_failed_after_scan_failed_after(alice, ma
     stored = make_file(alice)
     now = timezone.now()
     set_state(stored, ScanState.PENDING, due=now)
-    delays = []
+    delays, states = [], []
     for _ in range(4):
         claim, row = queue.claim_next("w", now)
         assert queue.release(claim, row.scan_attempts, now)
         row.refresh_from_db()
         delays.append((row.scan_due_at - now).total_seconds())
+        states.append(row.scan_state)
         now = row.scan_due_at
     assert delays == [5, 10, 20, 40]
-    assert row.scan_state == ScanState.FAILED  # and still queued: scanned once clamd is back
+    # Failed from the third try on, and still queued: scanned once clamd is back.
+    assert states == [ScanState.PENDING, ScanState.PENDING, ScanState.FAILED, ScanState.FAILED]
 
 
 def test_a_rescan_keeps_a_clean_file_served_until_its_new_verdict(alice, make_file):
     stored = make_file(alice)
     set_state(stored, ScanState.CLEAN)
+    StoredFile.objects.filter(pk=stored.pk).update(scan_attempts=3)
     infected = make_file(alice, "bad.txt")
     set_state(infected, ScanState.INFECTED)
     assert queue_rescan(StoredFile.objects.all(), timezone.now()) == 1
     stored.refresh_from_db()
     assert stored.scan_state == ScanState.CLEAN
     assert stored.scan_due_at is not None
+    assert stored.scan_attempts == 0
     assert share_of(stored).reserve_bytes(first=0, end=stored.size) is not None
