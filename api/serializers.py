@@ -24,6 +24,7 @@ from sharing.models import (
     MAX_FILES_PER_SHARE,
     MESSAGE_MAX_LENGTH,
     QuotaExceeded,
+    ScanState,
     Share,
     SharingPolicy,
     StoredFile,
@@ -40,9 +41,31 @@ WHOLE_NUMBER = re.compile(r"[+-]?[0-9]{1,30}")
 
 
 class StoredFileSerializer(serializers.ModelSerializer):
+    scan_state = serializers.ChoiceField(
+        choices=ScanState.choices,
+        read_only=True,
+        help_text=(
+            "The malware scan: unscanned (scanning was off when it came), pending (being checked: its links "
+            "answer 503 until done), clean, infected (its bytes removed, its shares ended), too_big (larger than "
+            "the scan's limit), failed (its scans failed; retried)."
+        ),
+    )
+    scan_signature = serializers.CharField(read_only=True, help_text="infected: the malware found; else empty.")
+
     class Meta:
         model = StoredFile
-        fields = ["id", "name", "size", "content_type", "sha256", "created_at", "delete_when_unshared"]
+        fields = [
+            "id",
+            "name",
+            "size",
+            "content_type",
+            "sha256",
+            "created_at",
+            "delete_when_unshared",
+            "scan_state",
+            "scan_signature",
+            "scanned_at",
+        ]
         read_only_fields = fields
 
 

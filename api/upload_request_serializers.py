@@ -9,7 +9,10 @@ from collect.unlock import request_path
 
 
 class ReceivedFileSerializer(serializers.ModelSerializer):
-    state = serializers.SerializerMethodField(help_text='"arriving" while its upload goes on, then "arrived".')
+    state = serializers.SerializerMethodField(
+        help_text='"arriving" while its upload goes on, "being_checked" while its malware scan is owed, then '
+        '"arrived", or "infected" (the scan found malware: its bytes are gone).'
+    )
     file = serializers.PrimaryKeyRelatedField(
         read_only=True, help_text="The stored file (one of yours) once it arrived; null before, or if you deleted it."
     )
@@ -19,7 +22,7 @@ class ReceivedFileSerializer(serializers.ModelSerializer):
         fields = ["id", "name", "size", "state", "started_at", "finished_at", "file"]
 
     def get_state(self, received: ReceivedFile) -> str:
-        return "arrived" if received.arrived else "arriving"
+        return received.state
 
 
 class UploadRequestSerializer(serializers.ModelSerializer):

@@ -45,7 +45,7 @@ class UploadRequestViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, vie
         if getattr(self, "swagger_fake_view", False):  # schema generation has no user
             return UploadRequest.objects.none()
         requests = UploadRequest.objects.filter(owner=self.request.user).prefetch_related(
-            Prefetch("received", queryset=ReceivedFile.objects.order_by("started_at", "pk"))
+            Prefetch("received", queryset=ReceivedFile.objects.select_related("file").order_by("started_at", "pk"))
         )
         if self.action == "list":
             requests = self.filter_state(requests)

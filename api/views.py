@@ -31,7 +31,7 @@ from api.serializers import (
     StoredFileSerializer,
 )
 from ratelimit.logins import LoginRefused, attempt_succeeded, begin_attempt
-from sharing.models import ReactivationRefused, Share, StoredFile, delete_file, reactivate
+from sharing.models import ReactivationRefused, ScanState, Share, StoredFile, delete_file, reactivate
 from storage.disposition import attachment
 from tokens import service as tokens
 
@@ -174,12 +174,21 @@ class FileViewSet(
                 description="The file's bytes: any download may be read as bytes.",
             ),
             404: NOT_FOUND,
-            410: OpenApiResponse(description="The file's bytes are missing from storage."),
+            409: OpenApiResponse(
+                description="The file's malware scan has not cleared it (being checked, too big to scan, or failed)."
+            ),
+            410: OpenApiResponse(description="The file's bytes are missing from storage, or it was found infected."),
         },
     )
     @action(detail=True, methods=["get"], content_negotiation_class=PassthroughContentNegotiation)
     def content(self, request, pk=None):
         stored = self.get_object()
+        # The owner too gets only what its scan cleared: a file that came
+        # through an upload request is a stranger's.
+        if stored.scan_state == ScanState.INFECTED:
+            raise Gone(f"The file was found infected by malware ({stored.scan_signature}); it is not served.")
+        if not stored.scan_allows:
+            raise Conflict(f"The file's malware scan has not cleared it ({stored.get_scan_state_display()}).")
         try:
             handle = stored.content.storage.open(stored.content.name, "rb")
         except OSError:

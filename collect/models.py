@@ -21,8 +21,9 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from collect.signals import request_created
-from sharing.models import StoredFile
+from sharing.models import ScanState, StoredFile
 from sharing.models.quotas import Reserver
+from sharing.models.scans import NOT_CLEARED
 
 TOKEN_BYTES = 16
 TOKEN_PATTERN = r"[A-Za-z0-9_-]{22}"
@@ -183,4 +184,21 @@ class ReceivedFile(models.Model):
 
     @property
     def arrived(self) -> bool:
-        return self.finished_at is not None
+        """Its upload finished and its file's scan (if any) cleared it: only
+        then does the owner see it as arrived (and hear of it)."""
+        return self.state == "arrived"
+
+    @property
+    def state(self) -> str:
+        """arriving (uploading), being_checked (stored, its malware scan
+        owed), infected (the scan found malware: its bytes are gone), or
+        arrived (its verdict clean, or too big to scan). A file the owner
+        deleted since reads as arrived."""
+        if self.finished_at is None:
+            return "arriving"
+        stored = self.file
+        if stored is not None and stored.scan_state == ScanState.INFECTED:
+            return "infected"
+        if stored is not None and stored.scan_state in NOT_CLEARED:
+            return "being_checked"
+        return "arrived"

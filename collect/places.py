@@ -119,10 +119,19 @@ def give_back(upload_id: str) -> bool:
 
 
 def mark_arrived(received: ReceivedFile, stored) -> None:
-    """Inside the transaction that stores the file: it arrived; whoever
-    listens hears of it once that commits."""
+    """Inside the transaction that stores the file: its upload finished.
+    It arrived, and whoever listens hears of it once that commits, unless
+    its malware scan is owed: then it arrives when the scan clears it
+    (announce_arrival, from collect.receivers)."""
     received.finished_at, received.file = timezone.now(), stored
     ReceivedFile.objects.filter(pk=received.pk).update(finished_at=received.finished_at, file=stored)
+    if received.state == "arrived":
+        announce_arrival(received)
+
+
+def announce_arrival(received: ReceivedFile) -> None:
+    """Inside the transaction in which `received` arrived: its webhook
+    deliveries now, its notice after the commit."""
     file_arriving.send(sender=ReceivedFile, received=received)
     transaction.on_commit(
         partial(file_received.send, sender=ReceivedFile, upload_request_id=received.request_id, received_id=received.pk)

@@ -1,9 +1,11 @@
-"""The uploads app's signals, for the uploads made through a request."""
+"""The uploads app's signals, for the uploads made through a request, and
+the scans', for the files that arrive once scanned."""
 
 from django.dispatch import receiver
 
 from collect.models import ReceivedFile
-from collect.places import give_back, lock_request_of, mark_arrived
+from collect.places import announce_arrival, give_back, lock_request_of, mark_arrived
+from scanning.signals import file_cleared
 from uploads.signals import upload_finished, upload_removed, upload_removing
 
 
@@ -23,3 +25,10 @@ def upload_arrived(sender, upload_id, file, **kwargs):
     received = ReceivedFile.objects.filter(upload_id=upload_id).first()
     if received is not None:  # else an upload of the API's, not a request's
         mark_arrived(received, file)
+
+
+@receiver(file_cleared, dispatch_uid="collect.cleared")
+def scanned_file_arrived(sender, file_id, **kwargs):
+    # In the verdict's transaction: the arrival commits with it.
+    for received in ReceivedFile.objects.filter(file_id=file_id, finished_at__isnull=False).select_related("file"):
+        announce_arrival(received)

@@ -22,6 +22,13 @@ ANSWERS = {
     "download_limit": (410, END_WORDS[EndState.DOWNLOAD_LIMIT].recipient),
     "unshared": (410, END_WORDS[EndState.UNSHARED].recipient),
     "file_gone": (410, END_WORDS[EndState.FILE_DELETED].recipient),
+    "infected": (410, END_WORDS[EndState.INFECTED].recipient),
+    # Retry-After says when to look again (links.views.SCAN_RETRY_AFTER).
+    "being_checked": (503, gettext_lazy("This file is being checked for viruses; try again in a moment.")),
+    "scan_withheld": (
+        403,
+        gettext_lazy("This file could not be checked for viruses, and this service does not share such files."),
+    ),
     "budget_short": (
         410,
         gettext_lazy("What is left of this link's download limit does not cover what you asked for."),
@@ -74,6 +81,7 @@ KIND_OF_STATE = {
     EndState.DOWNLOAD_LIMIT: "download_limit",
     EndState.UNSHARED: "unshared",
     EndState.FILE_DELETED: "file_gone",
+    EndState.INFECTED: "infected",
 }
 
 

@@ -28,11 +28,15 @@ from links.tickets import give_unlock, is_unlocked
 from pages.owners import owner_shown
 from ratelimit.limits import CountersUnavailable
 from ratelimit.tries import tries_left_in_words
-from sharing.models import Share
+from sharing.models import ScanState, Share
 from sharing.models.lookup import share_by_token
 from storage.errors import StorageUnavailable
 
 logger = logging.getLogger(__name__)
+
+# Seconds a client is told to wait before asking again for a file being
+# checked for viruses (a scan of a few MB takes well under a second).
+SCAN_RETRY_AFTER = 5
 
 
 def find(token: str) -> Share | None:
@@ -127,6 +131,7 @@ def landing(request, token: str, *, password_error: bool = False, tries_left: in
         return answer(request, kind, share=share)
     locked = share.has_password and not is_unlocked(request, share)
     files = share.files
+    withheld = scan_refusal(share)
     shows_previews = previews_allowed(share)
     context = {
         "share": share,
@@ -145,8 +150,24 @@ def landing(request, token: str, *, password_error: bool = False, tries_left: in
         "archive_size_bytes": archive_size(share) if len(files) > 1 else None,
         "shared_by": shared_by(share),
         "ms_left": max(0, int((share.expires_at - timezone.now()).total_seconds() * 1000)),
+        "being_checked": withheld == "being_checked",
+        "scan_withheld": withheld == "scan_withheld",
+        "scan_retry_after": SCAN_RETRY_AFTER,
     }
     return with_page_headers(render(request, "links/landing.html", context, status=status))
+
+
+def scan_refusal(share: Share) -> str | None:
+    """Why the share's files may not be sent yet as their scans stand
+    (sharing.models.scans), or None: being checked (a scan is owed or
+    being retried), or withheld for good under the policy (too big to
+    scan, or a failed scan with fail-closed, and no scan queued)."""
+    held = [stored for stored in share.files if not stored.scan_allows]
+    if not held:
+        return None
+    if any(stored.scan_state == ScanState.PENDING or stored.scan_due_at is not None for stored in held):
+        return "being_checked"
+    return "scan_withheld"
 
 
 def archive_size(share: Share) -> int | None:
@@ -202,6 +223,12 @@ def send(request, token: str, pick=whole, *, inline: bool = False, missing: str 
             return answer(request, "password_limited", retry_after=check.retry_after)
         if check.outcome == "wrong":
             return answer(request, "wrong_password")
+    withheld = scan_refusal(share)
+    if withheld is not None:
+        # The early answer; the download's UPDATE asks the same rule.
+        return answer(
+            request, withheld, share=share, retry_after=SCAN_RETRY_AFTER if withheld == "being_checked" else None
+        )
     payload = pick(share) if share.files else None
     if payload is None:
         return answer(request, missing if share.files else "file_gone", share=share)
@@ -217,6 +244,9 @@ def send(request, token: str, pick=whole, *, inline: bool = False, missing: str 
         current = find(token)
         if current is None or not current.files:
             return answer(request, "file_gone", share=current)
+        withheld = scan_refusal(current)
+        if ended_kind(current) is None and withheld is not None:
+            return answer(request, withheld, share=current, retry_after=SCAN_RETRY_AFTER)
         kind = refusal_kind(current, ranged="Range" in request.headers)
         return answer(request, kind, share=current, retry_after=1 if kind == "budget_held" else None)
     return response

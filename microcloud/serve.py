@@ -1,5 +1,6 @@
 """What `make run` and `make dev` run: the web server and the expiry daemon
-side by side, stopped together.
+side by side (and the malware scan worker, `runscans`, when CLAMD_URL is
+set), stopped together.
 
     python -m microcloud.serve -- <the web server's command line>
 
@@ -85,7 +86,7 @@ def serve(web: list[str]) -> int:
         # Held while both start, so a stop cannot come between a start and its record.
         signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
         try:
-            for command in (expiry, web):
+            for command in (expiry, *workers(), web):
                 children.append(subprocess.Popen(command, start_new_session=True, preexec_fn=_unblock))
         finally:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
@@ -106,6 +107,13 @@ def serve(web: list[str]) -> int:
         os.close(wakeup_reader)
         os.close(wakeup_writer)
     return status
+
+
+def workers() -> list[list[str]]:
+    """The background workers beside the expiry daemon: runscans while scanning is on."""
+    if os.environ.get("CLAMD_URL"):
+        return [[sys.executable, "manage.py", "runscans"]]
+    return []
 
 
 def first_to_end(children: list[subprocess.Popen], wakeup_reader: int) -> subprocess.Popen:

@@ -14,6 +14,13 @@ MODULES: dict[str, list[str]] = {
         "tests/test_api_link_rules.py",
         "tests/test_links_http.py",
     ],
+    "sharing/models/scans.py": [
+        "tests/test_scanning_rule.py",
+    ],
+    "scanning/queue.py": [
+        "tests/test_scanning_rule.py",
+        "tests/test_scanning.py",
+    ],
     "sharing/models/budget.py": [
         "tests/test_download_limits.py",
         "tests/test_links_ranges.py",

@@ -15,6 +15,7 @@ import logging
 from datetime import timedelta
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.mail import send_mail
 from django.template.loader import render_to_string
 from django.utils import timezone, translation
@@ -121,6 +122,26 @@ def notify_file_arrived(received_id: int) -> bool:
     with translation.override(settings.LANGUAGE_CODE):
         subject, body = _render("file_arrived", context)
     return _mail("file_arrived", f"upload request {upload_request.pk}", subject, body, address)
+
+
+def notify_file_infected(*, owner_id: int, name: str, signature: str, share_ids: list[int], **kwargs) -> bool:
+    """Tell a file's owner that its scan found malware (and what became of
+    the file and its links); return whether a message went. Sent once: the
+    verdict's commit sends its signal once."""
+    owner = get_user_model().objects.filter(pk=owner_id).first()
+    if owner is None or not owner.email:
+        logger.info("file_infected notice for user %s skipped: no email address", owner_id)
+        return False
+    context = {
+        "owner": owner,
+        "name": name,
+        "signature": signature,
+        "ended": len(share_ids),
+        "removed": settings.SCAN_INFECTED_BYTES == "delete",
+    }
+    with translation.override(settings.LANGUAGE_CODE):
+        subject, body = _render("file_infected", context)
+    return _mail("file_infected", f"file {name!r}", subject, body, owner.email)
 
 
 def _mail(kind: str, about: str, subject: str, body: str, address: str) -> bool:

@@ -1,11 +1,15 @@
-"""The sharing app's and upload requests' signals, answered with email
-notices off the request thread."""
+"""The sharing app's, upload requests' and scans' signals, answered with
+email notices off the request thread."""
 
+from functools import partial
+
+from django.db import transaction
 from django.dispatch import receiver
 
 from collect.signals import file_received
-from notices.mail import notify_file_arrived, notify_first_download
+from notices.mail import notify_file_arrived, notify_file_infected, notify_first_download
 from notices.worker import default_worker
+from scanning.signals import file_infected
 from sharing.signals import share_downloaded
 
 
@@ -19,3 +23,9 @@ def first_download_notice(sender, share_id, **kwargs):
 def file_arrived_notice(sender, received_id, **kwargs):
     # Sent after the arrival's commit, once.
     default_worker().submit(notify_file_arrived, received_id)
+
+
+@receiver(file_infected, dispatch_uid="notices.file_infected")
+def file_infected_notice(sender, **kwargs):
+    # Sent inside the verdict's transaction: the mail goes once it commits.
+    transaction.on_commit(partial(default_worker().submit, partial(notify_file_infected, **kwargs)))

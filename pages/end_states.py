@@ -56,6 +56,13 @@ END_WORDS = {
         time_left=gettext_lazy("File deleted"),
         since=gettext_lazy("Unshared when its file was deleted"),
     ),
+    EndState.INFECTED: EndWords(
+        recipient=gettext_lazy("This link has ended: malware was found in its file."),
+        owner=gettext_lazy("This link ended when a malware scan found a virus in its file."),
+        status=gettext_lazy("Malware found"),
+        time_left=gettext_lazy("Malware found"),
+        since=gettext_lazy("Ended: malware was found in a file"),
+    ),
 }
 
 # A live share's status; it has no end words.

@@ -11,9 +11,11 @@ from django.db.models import Count, Prefetch
 from django.forms.models import BaseInlineFormSet
 from django.template.defaultfilters import filesizeformat
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.html import format_html
 
-from sharing.models import Share, ShareItem, StoredFile, clean_file_name, delete_file
+from sharing.models import ScanState, Share, ShareItem, StoredFile, clean_file_name, delete_file
+from sharing.models.scans import queue_rescan
 
 # The share list's query parameter for "the shares that hold this file".
 SHARES_OF_FILE = "items__file__id__exact"
@@ -100,10 +102,30 @@ class StoredFileAdminForm(forms.ModelForm):
         return name
 
 
+class ScanWaitingFilter(admin.SimpleListFilter):
+    """Files queued for a scan (new, retried, or rescanned): what the scan
+    workers have left to do."""
+
+    title = "scan queue"
+    parameter_name = "scan_queue"
+
+    def lookups(self, request, model_admin):
+        return [("waiting", "waiting for a scan"), ("claimed", "being scanned now")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "waiting":
+            return queryset.filter(scan_due_at__isnull=False)
+        if self.value() == "claimed":
+            return queryset.filter(scan_due_at__isnull=False, scan_claimed_at__isnull=False)
+        return queryset
+
+
 @admin.register(StoredFile)
 class StoredFileAdmin(admin.ModelAdmin):
     form = StoredFileAdminForm
-    list_display = ("name", "owner", "human_size", "content_type", "created_at", "share_count")
+    list_display = ("name", "owner", "human_size", "content_type", "created_at", "share_count", "scan")
+    list_filter = ("scan_state", ScanWaitingFilter)
+    actions = ("rescan",)
     list_select_related = ("owner",)
     search_fields = ("name", "owner__username", "^sha256")
     search_help_text = "Search by file name, owner username or the start of the SHA-256."
@@ -113,7 +135,7 @@ class StoredFileAdmin(admin.ModelAdmin):
     # and changing the owner would split a file from its shares' owner. The
     # uploader chose delete_when_unshared; the admin only shows it.
     readonly_fields = ("owner", "human_size", "content_type", "sha256", "stored_as", "created_at")
-    readonly_fields += ("delete_when_unshared", "all_shares")
+    readonly_fields += ("delete_when_unshared", "all_shares", "scan", "scanned_at", "scan_attempts")
     fields = ("name", *readonly_fields)
 
     def get_queryset(self, request):
@@ -139,6 +161,23 @@ class StoredFileAdmin(admin.ModelAdmin):
             SHARES_OF_FILE,
             stored.pk,
         )
+
+    @admin.display(description="scan", ordering="scan_state")
+    def scan(self, stored):
+        """The scan state, its signature when infected, and whether it waits."""
+        shown = stored.get_scan_state_display()
+        if stored.scan_state == ScanState.INFECTED:
+            shown = f"{shown}: {stored.scan_signature}"
+        if stored.scan_due_at is not None:
+            shown = f"{shown} (queued)"
+        return shown
+
+    @admin.action(description="Scan the selected files again (after a signature update)")
+    def rescan(self, request, queryset):
+        queued = queue_rescan(queryset, timezone.now())
+        left_out = queryset.count() - queued
+        note = f"; {left_out} left alone (infected, or already queued)" if left_out else ""
+        self.message_user(request, f"Queued {plural(queued, 'file')} for a scan{note}.", messages.INFO)
 
     @admin.display(description="stored as")
     def stored_as(self, stored):

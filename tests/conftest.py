@@ -1,6 +1,10 @@
 """Shared fixtures: alice owns things, bob is a stranger."""
 
+import os
+import shutil
+import tempfile
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -139,3 +143,22 @@ def either_storage(request):
     if request.param == "disk":
         return "disk", None
     return "bucket", request.getfixturevalue("bucket_storage")
+
+
+@pytest.fixture
+def clamd(settings, tmp_path_factory):
+    """A real clamd (Debian's) on a unix socket with the EICAR signature
+    only (tests.clamd), and scanning on (CLAMD_URL); skipped without clamd."""
+    from tests.clamd import ClamdProcess, available
+
+    if not available():
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail("clamd is required under CI (apt-get install -y clamav-daemon)")
+        pytest.skip("needs /usr/sbin/clamd (Debian's clamav-daemon)")
+    # A short folder: a unix socket's path has at most 107 bytes.
+    process = ClamdProcess(Path(tempfile.mkdtemp(prefix="clamd-", dir="/tmp")))
+    process.start()
+    settings.CLAMD_URL = process.url
+    yield process
+    process.stop()
+    shutil.rmtree(process.folder, ignore_errors=True)

@@ -13,7 +13,18 @@ from tests.helpers import stored_names
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("either_storage")]
 
-FILE_FIELDS = {"id", "name", "size", "content_type", "sha256", "created_at", "delete_when_unshared"}
+FILE_FIELDS = {
+    "id",
+    "name",
+    "size",
+    "content_type",
+    "sha256",
+    "created_at",
+    "delete_when_unshared",
+    "scan_state",
+    "scan_signature",
+    "scanned_at",
+}
 
 
 def upload(client, name="notes.txt", data=b"some bytes\n", content_type="text/plain"):
@@ -170,6 +181,9 @@ def test_retrieve(alice_client, alice, make_file):
         "sha256": hashlib.sha256(b"\x00\x01").hexdigest(),
         "created_at": stored.created_at.isoformat().replace("+00:00", "Z"),
         "delete_when_unshared": False,
+        "scan_state": "unscanned",
+        "scan_signature": "",
+        "scanned_at": None,
     }
 
 

@@ -10,7 +10,9 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from sharing.models import EndState, Share, delete_file, expire_shares, reactivate
+from scanning import queue
+from scanning.quarantine import quarantine
+from sharing.models import EndState, ScanState, Share, StoredFile, delete_file, expire_shares, reactivate
 
 # state: (API status, API end_reason, link status, recipient's line, owner's sentence)
 EXPECTED = {
@@ -40,6 +42,13 @@ EXPECTED = {
         "The shared file is no longer available.",
         "Unshared when its file was deleted at",
     ),
+    "infected": (
+        "unshared",
+        "infected",
+        410,
+        "This link has ended: malware was found in its file.",
+        "Ended: malware was found in a file at",
+    ),
 }
 # What the owner's "Time left" reads once a share ended: what happened, not
 # "expired" for a link that ended another way.
@@ -62,6 +71,7 @@ FATE = {
     "at its download limit, not yet recorded": EndState.DOWNLOAD_LIMIT,
     "unshared": EndState.UNSHARED,
     "file deleted": EndState.FILE_DELETED,
+    "infected": EndState.INFECTED,
 }
 
 
@@ -92,6 +102,10 @@ def make(state: str, stored) -> Share:
         assert share.unshare()
     elif state == "file deleted":
         assert delete_file(stored) == 1
+    elif state == "infected":
+        StoredFile.objects.filter(pk=stored.pk).update(scan_state=ScanState.PENDING, scan_due_at=timezone.now())
+        claim, claimed = queue.claim_next("test", timezone.now())
+        assert quarantine(claim, claimed, "Eicar-Test", timezone.now())
     elif state == "reactivated":
         assert share.unshare()
         reactivate(share, timezone.now() + timedelta(hours=1))

@@ -36,7 +36,7 @@ PROJECT_PACKAGES = packages() | OUTSIDE_THE_ORDER
 APPS = sorted(packages() - {"microcloud"})
 # sharing/models/, lowest first: a module imports only from layers before its own.
 MODEL_LAYERS = [
-    {"state", "budget", "events", "policy", "outboxes"},
+    {"state", "scans", "budget", "events", "policy", "outboxes"},
     {"quotas", "receipts"},
     {"files"},
     {"items", "leftovers", "quick_downloads"},

@@ -15,7 +15,7 @@ from tests.helpers import REPO_ROOT, subprocess_env
 from webhooks.management.commands.runwebhooks import Command as RunWebhooks
 
 URLCONF_MODULES = ["microcloud.urls", "drf_spectacular.views", "web.views"]
-WORKERS = [("expiry", "runexpiry"), ("webhooks", "runwebhooks")]
+WORKERS = [("expiry", "runexpiry"), ("webhooks", "runwebhooks"), ("scanning", "runscans")]
 
 # The command's handle() stubbed out: what is measured is its import and its
 # system checks, which is all it loads before it starts working. With

@@ -7,4 +7,4 @@ class WebhooksConfig(AppConfig):
     verbose_name = "Webhooks"
 
     def ready(self):
-        from webhooks import arrivals, outbox  # noqa: F401  (connect the outbox and the arrivals to their signals)
+        from webhooks import arrivals, infections, outbox  # noqa: F401  (connect them to their signals)

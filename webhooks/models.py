@@ -114,10 +114,11 @@ class WebhookDelivery(models.Model):
         )
 
 
-# An event that is not a share's (webhooks.arrivals): its deliveries carry
-# their body from the start and no ShareEvent.
+# Events that are not a share's (webhooks.arrivals, webhooks.infections):
+# their deliveries carry their body from the start and no ShareEvent.
 FILE_RECEIVED = "upload_request.file_received"
+FILE_INFECTED = "file.infected"
 
 
 def valid_event_kinds() -> list[str]:
-    return [str(kind) for kind in ShareEvent.Kind.values] + [FILE_RECEIVED]
+    return [str(kind) for kind in ShareEvent.Kind.values] + [FILE_RECEIVED, FILE_INFECTED]

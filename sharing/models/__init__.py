@@ -7,6 +7,8 @@ module imports only from the layers above it in this list, never below
 1. state      a share's statuses, the one servable rule (as Q, SQL and a
               check), what has happened to a share (fate_of), the time that
               decides (locked_now)
+   scans      a file's scan states, and the rule that a share holding a
+              file not cleared by its scan is not served
    budget     a limited link's byte budget (what "N downloads" means in bytes)
    events     a share's history (ShareEvent)
    policy     the admin-edited sharing policy
@@ -51,6 +53,7 @@ from sharing.models.querysets import ShareQuerySet
 from sharing.models.quotas import QuotaExceeded, StorageAccount
 from sharing.models.reactivation import ReactivationRefused, reactivate
 from sharing.models.removal import delete_file
+from sharing.models.scans import ScanState
 from sharing.models.shares import (
     KEEP,
     MAX_DOWNLOADS_LIMIT,
@@ -72,6 +75,7 @@ __all__ = [
     "QuotaExceeded",
     "ReactivationRefused",
     "Reservation",
+    "ScanState",
     "Share",
     "ShareEvent",
     "ShareItem",

@@ -49,6 +49,7 @@ from sharing.models.events import ShareEvent, Visitor, record_download
 from sharing.models.items import file_ids_of
 from sharing.models.quick_downloads import Download, Outcome, QuickDownload, send_quickly
 from sharing.models.receipts import Receipt, record_batched
+from sharing.models.scans import scans_allow_sql
 from sharing.models.state import EndReason, Status, locked_now, sendable_sql, servable_sql
 from sharing.signals import share_downloaded, share_ended
 
@@ -259,7 +260,8 @@ class DownloadCounter:
                 cursor.execute(
                     f"UPDATE {table} SET download_count = download_count + %s, bytes_left = bytes_left - %s, "
                     "bytes_reserved = bytes_reserved + CASE WHEN bytes_left IS NULL THEN 0 ELSE %s END "
-                    f"WHERE id = %s AND {sendable} AND (bytes_left IS NULL OR bytes_left >= %s) "
+                    f"WHERE id = %s AND {sendable} AND {scans_allow_sql(connection, f'{table}.id')} "
+                    "AND (bytes_left IS NULL OR bytes_left >= %s) "
                     "RETURNING bytes_left",
                     [1 if starts_copy else 0, cost, cost, share_id, *rule_params, cost],
                 )

@@ -104,6 +104,8 @@ class ShareEvent(models.Model):
         EXPIRED = "expired", pgettext_lazy("share event", "Expired")
         DOWNLOAD_LIMIT_REACHED = "download_limit_reached", pgettext_lazy("share event", "download limit reached")
         FILE_DELETED = "file_deleted", pgettext_lazy("share event", "file deleted")
+        # A file of the share was found infected: the share ended (scanning/).
+        INFECTED = "infected", pgettext_lazy("share event", "malware found")
         # sharing.models.reactivation.
         REACTIVATED = "reactivated", pgettext_lazy("share event", "Reactivated")
         # A downloaded or resumed response closed: how far its client got

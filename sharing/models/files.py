@@ -15,7 +15,8 @@ from django.dispatch import receiver
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from sharing.models import quotas
+from sharing.models import quotas, scans
+from sharing.models.scans import ScanState
 from storage.stored import Digests, new_name
 
 
@@ -73,12 +74,31 @@ class StoredFile(models.Model):
         default=False, help_text="Delete the file (bytes and row) as soon as its last share ends."
     )
 
+    # The malware scan (scanning/; the rule is sharing.models.scans). A file
+    # stored while CLAMD_URL is set starts pending; one stored without it
+    # (and every file older than scanning) is unscanned and served as before.
+    scan_state = models.CharField(
+        max_length=16, choices=ScanState.choices, default=ScanState.UNSCANNED, db_default=ScanState.UNSCANNED
+    )
+    scan_signature = models.CharField(max_length=255, blank=True, default="", help_text="infected: what clamd found.")
+    scanned_at = models.DateTimeField(null=True, blank=True, help_text="When the last scan's verdict was recorded.")
+    # The scan worker's queue: a file is due for a scan at scan_due_at (a new
+    # one at once, a failed try later, a rescan when asked; NULL: not queued),
+    # and is taken by one worker at a time (its claim). A clean file queued
+    # for a rescan stays clean, and served, until its new verdict.
+    scan_due_at = models.DateTimeField(null=True, blank=True)
+    scan_claimed_at = models.DateTimeField(null=True, blank=True)
+    scan_claimed_by = models.CharField(max_length=64, blank=True, default="")
+    scan_attempts = models.PositiveIntegerField(default=0, help_text="Scans started since the file last waited.")
+
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [
             models.Index(fields=["owner", "-created_at"], name="file_owner_created_idx"),
             # The daemon's sweep reads only the few files marked ephemeral.
             models.Index(fields=["id"], condition=Q(delete_when_unshared=True), name="file_ephemeral_idx"),
+            # The scan worker's claim reads only the files waiting for a scan.
+            models.Index(fields=["scan_due_at"], condition=Q(scan_due_at__isnull=False), name="file_scan_due_idx"),
         ]
 
     def __str__(self) -> str:
@@ -89,6 +109,11 @@ class StoredFile(models.Model):
         # newline in it would make every download's header invalid.
         self.name = clean_file_name(self.name)
         super().save(*args, **kwargs)
+
+    @property
+    def scan_allows(self) -> bool:
+        """Whether the file's scan lets it be served (sharing.models.scans)."""
+        return scans.scan_allows(self.scan_state)
 
     def known_crc32(self) -> int:
         """The bytes' CRC-32, computed (one read) and stored the first time
@@ -144,6 +169,8 @@ class StoredFile(models.Model):
             crc32=digests.crc32,
             delete_when_unshared=delete_when_unshared,
         )
+        if settings.CLAMD_URL:
+            stored.scan_state, stored.scan_due_at = ScanState.PENDING, timezone.now()
         if already_stored:
             stored.content.name = already_stored
         else:

@@ -10,6 +10,7 @@ from django.db import models
 from django.utils.translation import gettext, ngettext
 
 from sharing.models.files import StoredFile
+from sharing.models.scans import ScanState
 
 # Enough for a folder of photos; every file is a row and a line on the link's page.
 MAX_FILES_PER_SHARE = 500
@@ -121,4 +122,9 @@ def check_files(files) -> list[StoredFile]:
         raise ValidationError({"files": gettext("A file is listed twice.")})
     if len({stored.owner_id for stored in files}) != 1:
         raise ValidationError({"files": gettext("All files of a share must belong to one owner.")})
+    infected = [stored.name for stored in files if stored.scan_state == ScanState.INFECTED]
+    if infected:
+        raise ValidationError(
+            {"files": gettext("%(name)s was found infected by malware: it cannot be shared.") % {"name": infected[0]}}
+        )
     return files

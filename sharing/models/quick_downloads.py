@@ -29,6 +29,7 @@ from django.utils import timezone
 
 from sharing import backends
 from sharing.models.events import ShareEvent, Visitor
+from sharing.models.scans import scans_allow_sql
 from sharing.models.state import servable_sql
 from sharing.signals import share_events_saved
 from sqlite_writers.group_commit import GroupCommit
@@ -117,7 +118,8 @@ def _run_batch(using: str, take) -> list[tuple[Outcome, int | None]]:
         now = timezone.now()
         stamp = connection.ops.adapt_datetimefield_value(now)
         servable, rule_params = servable_sql(connection, now)
-        allowed = (f"FROM {share} WHERE id = %s AND {servable} AND {QUICK_COUNTABLE}", rule_params)
+        scanned = scans_allow_sql(connection, f"{share}.id")
+        allowed = (f"FROM {share} WHERE id = %s AND {servable} AND {scanned} AND {QUICK_COUNTABLE}", rule_params)
         for job in jobs:
             event = batch.record(job, (now, stamp), allowed)
             if event is None:

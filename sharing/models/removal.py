@@ -75,6 +75,26 @@ def delete_file(stored: StoredFile) -> int:
     return unshared
 
 
+def end_infected_shares(stored: StoredFile) -> list[int]:
+    """Inside the transaction that recorded `stored` as infected: end every
+    share of it that could still send it (its other files with it), as
+    `infected`, with their events; return their ids. One already past its
+    deadline expired first (the one expiry path), as in delete_file."""
+    list(StoredFile.objects.filter(pk=stored.pk).select_for_update().values_list("pk", flat=True))
+    holders = Share.objects.holding(stored.pk)
+    now = locked_now(holders)
+    active = holders.filter(status=Share.Status.ACTIVE)
+    expire_shares(list(active.filter(due_q(now)).values_list("pk", flat=True)), now)
+    ending = list(active.order_by("pk").values_list("pk", flat=True))
+    active.filter(pk__in=ending).update(
+        status=Share.Status.UNSHARED, end_reason=Share.EndReason.INFECTED, ended_at=now, updated_at=now
+    )
+    ShareEvent.save_all([ShareEvent(share_id=pk, kind=ShareEvent.Kind.INFECTED, at=now) for pk in ending])
+    if ending:
+        share_ended.send(sender=Share, file_ids=[stored.pk])
+    return ending
+
+
 # --- ephemeral files --------------------------------------------------------------
 
 

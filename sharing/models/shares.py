@@ -150,7 +150,11 @@ class Share(models.Model):
                 condition=(
                     Q(status="active", ended_at__isnull=True, end_reason="")
                     | Q(status="expired", ended_at__isnull=False, end_reason__in=["expired", "download_limit"])
-                    | Q(status="unshared", ended_at__isnull=False, end_reason__in=["unshared", "file_deleted"])
+                    | Q(
+                        status="unshared",
+                        ended_at__isnull=False,
+                        end_reason__in=["unshared", "file_deleted", "infected"],
+                    )
                 ),
                 name="share_status_matches_end",
             ),

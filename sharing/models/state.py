@@ -32,6 +32,8 @@ class EndReason(models.TextChoices):
     DOWNLOAD_LIMIT = "download_limit", "download limit reached"
     UNSHARED = "unshared"
     FILE_DELETED = "file_deleted", "file deleted"
+    # A file of the share was found infected by its scan (scanning/).
+    INFECTED = "infected", "malware found"
 
 
 # The rule's parts: a share is servable while `status` is ACTIVE and
@@ -101,6 +103,7 @@ class EndState(models.TextChoices):
     DOWNLOAD_LIMIT = "download_limit", "ended by its download limit"
     UNSHARED = "unshared"
     FILE_DELETED = "file_deleted", "file deleted"
+    INFECTED = "infected", "malware found"
 
 
 # The status a client of the API reads for each end state.
@@ -110,12 +113,14 @@ STATUS_OF = {
     EndState.DOWNLOAD_LIMIT: Status.EXPIRED,
     EndState.UNSHARED: Status.UNSHARED,
     EndState.FILE_DELETED: Status.UNSHARED,
+    EndState.INFECTED: Status.UNSHARED,
 }
 _STATE_OF_REASON = {
     EndReason.EXPIRED: EndState.EXPIRED,
     EndReason.DOWNLOAD_LIMIT: EndState.DOWNLOAD_LIMIT,
     EndReason.UNSHARED: EndState.UNSHARED,
     EndReason.FILE_DELETED: EndState.FILE_DELETED,
+    EndReason.INFECTED: EndState.INFECTED,
 }
 
 

@@ -66,7 +66,9 @@ class RequestsView(OwnerFormView):
 
     def get_context_data(self, **kwargs):
         now = timezone.now()  # one clock for the whole page
-        arrivals = Prefetch("received", queryset=ReceivedFile.objects.order_by("started_at", "pk"))
+        arrivals = Prefetch(
+            "received", queryset=ReceivedFile.objects.select_related("file").order_by("started_at", "pk")
+        )
         requests = UploadRequest.objects.filter(owner=self.request.user).prefetch_related(arrivals)
         page = Paginator(requests, PAGE_SIZE).get_page(self.request.GET.get("page"))
         rows = [request_row(self.request, upload_request, now) for upload_request in page]
