@@ -61,6 +61,7 @@ TIME_LEFT = {
     "at its download limit, not yet recorded": "Downloaded as often as allowed",
     "unshared": "Unshared",
     "file deleted": "File deleted",
+    "infected": "Malware found",
 }
 FATE = {
     "live": EndState.LIVE,
