@@ -109,6 +109,23 @@ class GroupCommit:
             successor.ready.set()
 
 
+class GroupsPerDatabase:
+    """One GroupCommit per database alias, made on first use:
+    `groups(using)` batches `run_batch(using, take)` for that database."""
+
+    def __init__(self, run_batch: Callable[[str, Callable[[], list]], list]):
+        self._run_batch = run_batch
+        self._lock = threading.Lock()  # guards this process's map only
+        self._groups: dict[str, GroupCommit] = {}
+
+    def __call__(self, using: str) -> GroupCommit:
+        with self._lock:
+            group = self._groups.get(using)
+            if group is None:
+                group = self._groups[using] = GroupCommit(lambda take: self._run_batch(using, take))
+            return group
+
+
 def _copy_of(error: BaseException) -> BaseException:
     """The error for another thread to raise (raising one instance in several
     threads would tangle their tracebacks)."""

@@ -21,7 +21,6 @@ as they do for an expiry (sharing.backends).
 """
 
 import enum
-import threading
 from dataclasses import dataclass
 
 from django.db import connections, models, transaction
@@ -32,7 +31,7 @@ from sharing.models.events import ShareEvent, Visitor
 from sharing.models.scans import scans_allow_sql
 from sharing.models.state import servable_sql
 from sharing.signals import share_events_saved
-from sqlite_writers.group_commit import GroupCommit
+from sqlite_writers.group_commit import GroupsPerDatabase
 
 # SQL: the row may be counted as a pending download (no limit to keep exact,
 # no first-download notice whose claim reads download_count).
@@ -88,16 +87,7 @@ def send_quickly(job: QuickDownload, using: str = "default") -> tuple[Outcome, i
     return _batches(using).submit(job)
 
 
-_groups: dict[str, GroupCommit] = {}
-_groups_lock = threading.Lock()
-
-
-def _batches(using: str) -> GroupCommit:
-    with _groups_lock:
-        group = _groups.get(using)
-        if group is None:
-            group = _groups[using] = GroupCommit(lambda take: _run_batch(using, take))
-        return group
+_batches = GroupsPerDatabase(lambda using, take: _run_batch(using, take))
 
 
 def _run_batch(using: str, take) -> list[tuple[Outcome, int | None]]:

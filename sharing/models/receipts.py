@@ -21,7 +21,6 @@ download it closes (web.history).
 """
 
 import logging
-import threading
 from dataclasses import dataclass
 
 from django.db import DatabaseError, IntegrityError, connections, transaction
@@ -29,7 +28,7 @@ from django.db.models import Count
 from django.utils import timezone
 
 from sharing.models.events import ShareEvent
-from sqlite_writers.group_commit import GroupCommit
+from sqlite_writers.group_commit import GroupsPerDatabase
 
 logger = logging.getLogger(__name__)
 
@@ -107,16 +106,7 @@ def record_batched(share_id: int, receipt: Receipt, using: str = "default") -> N
         logger.warning("could not record the receipt of a response of share %s", share_id, exc_info=True)
 
 
-_groups: dict[str, GroupCommit] = {}
-_groups_lock = threading.Lock()
-
-
-def _batches(using: str) -> GroupCommit:
-    with _groups_lock:
-        group = _groups.get(using)
-        if group is None:
-            group = _groups[using] = GroupCommit(lambda take: _write_batch(using, take))
-        return group
+_batches = GroupsPerDatabase(lambda using, take: _write_batch(using, take))
 
 
 def _write_batch(using: str, take) -> list[None]:
