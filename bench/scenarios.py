@@ -202,6 +202,7 @@ def spread(
         cpu_s=after.cpu_ticks_s - before.cpu_ticks_s,
         cpu_run_s=after.cpu_run_s - before.cpu_run_s,
         cpu_window_s=(done_at or time.time()) - counted_from,
+        cpu_counted_after_first_s=counted_from - first,
         exit_code=proc.exit_code,
     )
     result["cpu_percent"] = 100 * result["cpu_s"] / result["cpu_window_s"] if result["cpu_window_s"] else None
