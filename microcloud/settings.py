@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "uploads",
     "collect",
     "scanning",
+    "signin",
     "api",
     # Their management commands: backup and restore; prepare (the container's start-up).
     "backups",
