@@ -1,0 +1,3 @@
+from microcloud_cli.cli import main
+
+raise SystemExit(main())
