@@ -12,7 +12,8 @@ from django.utils import timezone
 from rest_framework import exceptions, serializers
 
 from api.authentication import TokenAuthentication
-from api.serializers import OwnFileField, ShareCreateSerializer
+from api.own_files import OwnFileField
+from api.serializers import ShareCreateSerializer
 from sharing import rows
 from sharing.models import Share, ShareEvent, SharingPolicy
 from tokens.models import ApiToken, digest_of
