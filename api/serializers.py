@@ -4,24 +4,27 @@ Serializers only parse and present; the rules (who may share what, how long a
 share may live, when it stops being servable) are the models'.
 """
 
+import base64
+import binascii
 import copy
 import re
 from datetime import datetime, timedelta
+from functools import partial
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import connections, router
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from api.exceptions import PayloadTooLarge
+from api.own_files import OwnFileField, OwnFilesField
 from api.representations import ShareSerializer
-from sharing import rows
 from sharing.models import (
     KEEP,
     MAX_DOWNLOADS_LIMIT,
     MAX_FILES_PER_SHARE,
+    MAX_SEALED_METADATA_BYTES,
     MESSAGE_MAX_LENGTH,
     QuotaExceeded,
     ScanState,
@@ -29,7 +32,9 @@ from sharing.models import (
     SharingPolicy,
     StoredFile,
     UploadTooLarge,
+    check_sealed_metadata,
     check_upload,
+    create_sealed_share,
 )
 
 # The largest number of seconds a timedelta can hold: anything above it could
@@ -38,6 +43,7 @@ from sharing.models import (
 # rounds up past it in floating point, and timedelta(seconds=...) then overflows).
 MAX_EXPIRES_IN = timedelta.max.days * 86400
 WHOLE_NUMBER = re.compile(r"[+-]?[0-9]{1,30}")
+URL_SAFE_BASE64 = re.compile(r"[A-Za-z0-9_-]*={0,2}")
 
 
 class StoredFileSerializer(serializers.ModelSerializer):
@@ -267,73 +273,27 @@ class NoticeSettingsSerializer(serializers.Serializer):
     )
 
 
-class OwnFileField(serializers.PrimaryKeyRelatedField):
-    """A file id, looked up among the requesting user's files only.
-
-    Someone else's file gets the same answer as a missing one, so ids do not
-    reveal what other users store.
-    """
-
-    def get_queryset(self):
-        return StoredFile.objects.filter(owner=self.context["request"].user)
-
-    def to_internal_value(self, data):
-        """DRF's get_queryset().get(pk=data), with the same answers for the
-        same input, as one plain SELECT of the id (the ORM's cost ~0.3 ms a
-        share created). The file comes back with only id and owner_id loaded:
-        sharing a file needs no more (another field would be read on use)."""
-        if isinstance(data, bool):
-            self.fail("incorrect_type", data_type=type(data).__name__)
-        pk_field = StoredFile._meta.pk
-        try:
-            pk = pk_field.get_prep_value(data)  # int(data), as the ORM's lookup makes it
-        except (TypeError, ValueError):
-            self.fail("incorrect_type", data_type=type(data).__name__)
-        owner_id = self.context["request"].user.pk
-        connection = connections[router.db_for_read(StoredFile)]
-        low, high = connection.ops.integer_field_range(pk_field.get_internal_type())
-        row = None
-        if low <= pk <= high:  # beyond, the ORM finds nothing without asking
-            row = rows.fetch_one(connection, rows.statement(connection, _own_file_sql), [pk, owner_id])
-        if row is None:
-            self.fail("does_not_exist", pk_value=data)
-        return StoredFile.from_db(connection.alias, [pk_field.attname, "owner_id", "size"], [row[0], owner_id, row[1]])
-
-
-class OwnFilesField(serializers.ListField):
-    """A list of file ids, each looked up as OwnFileField does. What is wrong
-    with an item is said in one flat list of messages, each naming the item
-    ("Item 2: ..."), the shape every other field's errors have."""
-
-    def run_child_validation(self, data):
-        try:
-            return super().run_child_validation(data)
-        except serializers.ValidationError as exc:
-            if not isinstance(exc.detail, dict):
-                raise
-            raise serializers.ValidationError(
-                [
-                    f"Item {int(index) + 1}: {message}"
-                    for index, messages in sorted(exc.detail.items(), key=lambda item: int(item[0]))
-                    for message in messages
-                ]
-            ) from None
-
-
-def _own_file_sql(connection) -> str:
-    quote, meta = connection.ops.quote_name, StoredFile._meta
-    return (
-        f"SELECT {quote(meta.pk.column)}, {quote(meta.get_field('size').column)} FROM {quote(meta.db_table)} "
-        f"WHERE {quote(meta.pk.column)} = %s AND {quote(meta.get_field('owner').column)} = %s"
-    )
-
-
 def refuse_unknown_fields(serializer: serializers.Serializer, message: str) -> None:
     """A field we do not know is a 400 naming it, not silently dropped: a
     client with a typo, or newer than this server, must not believe it set it."""
     extra = sorted(set(getattr(serializer.initial_data, "keys", dict)()) - set(serializer.fields))
     if extra:
         raise serializers.ValidationError(dict.fromkeys(extra, message))
+
+
+class SealedMetadataField(serializers.CharField):
+    """Bytes sent as URL-safe base64 (padding optional), as JSON carries them."""
+
+    def to_internal_value(self, data):
+        text = super().to_internal_value(data)
+        if self.max_length is not None and len(text) > self.max_length:
+            self.fail("max_length", max_length=self.max_length)  # before decoding it
+        if not URL_SAFE_BASE64.fullmatch(text):
+            raise serializers.ValidationError("Not URL-safe base64 (A-Z, a-z, 0-9, - and _).")
+        try:
+            return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+        except (ValueError, binascii.Error):
+            raise serializers.ValidationError("Not URL-safe base64: its length is not one base64 has.") from None
 
 
 class ShareCreateSerializer(
@@ -350,6 +310,19 @@ class ShareCreateSerializer(
         help_text=f"Ids of your files to share behind one link, in the order the link lists them "
         f"(1 to {MAX_FILES_PER_SHARE}, each once); instead of file.",
     )
+    sealed_metadata = SealedMetadataField(
+        required=False,
+        max_length=MAX_SEALED_METADATA_BYTES * 4 // 3 + 4,
+        help_text="For an end-to-end encrypted link (docs/encryption.md): its files' names, types and sizes and "
+        "its note, encrypted by the client as one RFC 8188 aes128gcm body, in URL-safe base64. The server "
+        "cannot read it; it hands it to whoever opens the link.",
+    )
+
+    def validate_sealed_metadata(self, blob: bytes) -> bytes:
+        try:
+            return check_sealed_metadata(blob)
+        except DjangoValidationError as error:
+            raise serializers.ValidationError(error.messages) from None
 
     def validate_files(self, files):
         if len({stored.pk for stored in files}) != len(files):
@@ -371,13 +344,19 @@ class ShareCreateSerializer(
             raise serializers.ValidationError(
                 {"file": ["Give file (one file id) or files (a list of file ids), not both or neither."]}
             )
+        if "sealed_metadata" in attrs and attrs.get("message"):
+            raise serializers.ValidationError(
+                {"message": ["An encrypted link's note goes inside its sealed metadata; leave message out."]}
+            )
         attrs["shared"] = attrs.pop("files", None) or [attrs.pop("file")]
         # Raises Django's ValidationError naming the field; DRF reports it as a 400.
         attrs["deadline"] = self.resolve_deadline(attrs)
         return attrs
 
     def create(self, validated_data):
-        return Share.create_for(
+        sealed = validated_data.get("sealed_metadata")
+        create = Share.create_for if sealed is None else partial(create_sealed_share, sealed_metadata=sealed)
+        return create(
             files=validated_data["shared"],
             expires_at=validated_data["deadline"],
             max_downloads=validated_data.get("max_downloads"),

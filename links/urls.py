@@ -1,5 +1,6 @@
 """The public link: /s/<token> (page or the share), /s/<token>/download (the
-share), /s/<token>/files/<n> (its n-th file), /s/<token>/all.zip (all of them)."""
+share), /s/<token>/files/<n> (its n-th file), /s/<token>/all.zip (all of
+them), /s/<token>/sealed (an encrypted link's sealed metadata)."""
 
 from django.urls import re_path
 
@@ -15,4 +16,5 @@ urlpatterns = [
     re_path(rf"^s/{TOKEN}/files/(?P<position>[1-9][0-9]{{0,5}})$", views.file_download, name="public-file"),
     re_path(rf"^s/{TOKEN}/files/(?P<position>[1-9][0-9]{{0,5}})/preview$", views.file_preview, name="public-preview"),
     re_path(rf"^s/{TOKEN}/all\.zip$", views.archive, name="public-archive"),
+    re_path(rf"^s/{TOKEN}/sealed$", views.sealed, name="public-sealed"),
 ]

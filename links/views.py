@@ -4,7 +4,8 @@ GET /s/<token> shows a browser (Accept: text/html) the landing page and
 sends anyone else the share (its file, or a zip of its files when it holds
 several), so existing links and scripts keep working; GET /s/<token>/download
 always sends the share; /s/<token>/files/<n> sends its n-th file and
-/s/<token>/all.zip all of them as one zip; POST /s/<token> takes the link's
+/s/<token>/all.zip all of them as one zip; /s/<token>/sealed an encrypted
+link's sealed metadata; POST /s/<token> takes the link's
 password from the landing page's form. Viewing the page counts nothing;
 sending bytes is decided by links.downloads.
 """
@@ -13,6 +14,7 @@ import logging
 from functools import partial
 
 from django.db import DatabaseError
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
@@ -28,7 +30,7 @@ from links.tickets import give_unlock, is_unlocked
 from pages.owners import owner_shown
 from ratelimit.limits import CountersUnavailable
 from ratelimit.tries import tries_left_in_words
-from sharing.models import ScanState, Share
+from sharing.models import ScanState, Share, sealed_metadata_of
 from sharing.models.lookup import share_by_token
 from storage.errors import StorageUnavailable
 
@@ -111,6 +113,30 @@ def archive(request, token: str):
     return send(request, token, pick=ArchivePayload)
 
 
+@csrf_exempt
+@require_safe
+@guarded
+def sealed(request, token: str):
+    """An end-to-end encrypted link's sealed metadata, for the page or client
+    holding the link's #secret (sharing.models.sealed). It counts nothing;
+    the link's end and its password guard it as they guard the files."""
+    share = find(token)
+    if share is None:
+        return answer(request, "no_such_link")
+    kind = ended_kind(share)
+    if kind is not None:
+        return answer(request, kind, share=share)
+    locked = password_refusal(request, share, token)
+    if locked is not None:
+        return locked
+    blob = sealed_metadata_of(share)
+    if blob is None:
+        return answer(request, "not_sealed", share=share)
+    response = HttpResponse(blob, content_type="application/octet-stream")
+    response["Cache-Control"] = "no-store"
+    return with_page_headers(response)
+
+
 def whole(share: Share):
     """What the link itself sends: its file, or the zip of several."""
     files = share.files
@@ -153,6 +179,7 @@ def landing(request, token: str, *, password_error: bool = False, tries_left: in
         "being_checked": withheld == "being_checked",
         "scan_withheld": withheld == "scan_withheld",
         "scan_retry_after": SCAN_RETRY_AFTER,
+        "sealed": not locked and sealed_metadata_of(share) is not None,
     }
     return with_page_headers(render(request, "links/landing.html", context, status=status))
 
@@ -201,6 +228,22 @@ def unlock(request, token: str):
     return response
 
 
+def password_refusal(request, share: Share, token: str):
+    """The answer for a link with a password not unlocked by this browser
+    nor proved by X-Share-Password; None when it may go on."""
+    if not share.has_password or is_unlocked(request, share):
+        return None
+    given = header_password(request)
+    if given is None:
+        return answer(request, "password_required", share=share)
+    check = try_password(request, share, token, given)
+    if check.outcome == "rate_limited":
+        return answer(request, "password_limited", retry_after=check.retry_after)
+    if check.outcome == "wrong":
+        return answer(request, "wrong_password")
+    return None
+
+
 def send(request, token: str, pick=whole, *, inline: bool = False, missing: str = "no_such_file"):
     """Send what `pick(share)` chooses (a links.payloads payload; None: the
     share has no such thing, answered as `missing`), once the link's checks
@@ -214,15 +257,9 @@ def send(request, token: str, pick=whole, *, inline: bool = False, missing: str 
     # its limit may still send a range its byte budget holds (a resume).
     if kind is not None and not (kind == "download_limit" and "Range" in request.headers):
         return answer(request, kind, share=share)
-    if share.has_password and not is_unlocked(request, share):
-        given = header_password(request)
-        if given is None:
-            return answer(request, "password_required", share=share)
-        check = try_password(request, share, token, given)
-        if check.outcome == "rate_limited":
-            return answer(request, "password_limited", retry_after=check.retry_after)
-        if check.outcome == "wrong":
-            return answer(request, "wrong_password")
+    locked = password_refusal(request, share, token)
+    if locked is not None:
+        return locked
     withheld = scan_refusal(share)
     if withheld is not None:
         # The early answer; the download's UPDATE asks the same rule.

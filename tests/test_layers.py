@@ -43,7 +43,7 @@ MODEL_LAYERS = [
     {"downloads"},
     {"querysets"},
     {"shares"},
-    {"lookup", "expiring", "folding"},
+    {"lookup", "expiring", "folding", "sealed"},
     {"reactivation", "removal"},
 ]
 

@@ -26,6 +26,7 @@ module imports only from the layers above it in this list, never below
    querysets  queries over shares (holding a file, servable, by status)
 5. shares     the Share model: create, change, unshare
 6. lookup     a share by its link's token (the public link's first query)
+   sealed     an end-to-end encrypted share's sealed metadata, made with it
    expiring   the one path that ends shares by time
 7. reactivation, removal
               bringing an ended share back; deleting a file with its shares,
@@ -54,6 +55,13 @@ from sharing.models.quotas import QuotaExceeded, StorageAccount
 from sharing.models.reactivation import ReactivationRefused, reactivate
 from sharing.models.removal import delete_file
 from sharing.models.scans import ScanState
+from sharing.models.sealed import (
+    MAX_SEALED_METADATA_BYTES,
+    SealedMetadata,
+    check_sealed_metadata,
+    create_sealed_share,
+    sealed_metadata_of,
+)
 from sharing.models.shares import (
     KEEP,
     MAX_DOWNLOADS_LIMIT,
@@ -67,6 +75,7 @@ __all__ = [
     "KEEP",
     "MAX_DOWNLOADS_LIMIT",
     "MAX_FILES_PER_SHARE",
+    "MAX_SEALED_METADATA_BYTES",
     "MESSAGE_MAX_LENGTH",
     "BytesToDelete",
     "Download",
@@ -76,6 +85,7 @@ __all__ = [
     "ReactivationRefused",
     "Reservation",
     "ScanState",
+    "SealedMetadata",
     "Share",
     "ShareEvent",
     "ShareItem",
@@ -86,10 +96,12 @@ __all__ = [
     "UploadTooLarge",
     "Visitor",
     "byte_budget",
+    "check_sealed_metadata",
     "check_upload",
     "clean_content_type",
     "clean_file_name",
     "copy_bytes",
+    "create_sealed_share",
     "delete_file",
     "delete_stored_bytes",
     "expire_overdue",
@@ -102,6 +114,7 @@ __all__ = [
     "refund_deleted_file",
     "resend_allowance",
     "retry_deletions",
+    "sealed_metadata_of",
     "stored_address",
     "stored_file_path",
 ]
