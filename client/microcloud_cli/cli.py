@@ -3,6 +3,7 @@ public link. Every failure is one line on standard error and exit 1."""
 
 import argparse
 import getpass
+import mimetypes
 import os
 import sys
 from pathlib import Path
@@ -11,8 +12,10 @@ from microcloud_cli import __version__, config
 from microcloud_cli.api import Api, issue_token
 from microcloud_cli.downloads import fetch
 from microcloud_cli.errors import Failure
+from microcloud_cli.sealed_downloads import fetch_sealed, split_link
+from microcloud_cli.sealing import EncryptedFile, new_secret, seal_metadata, secret_from_text, secret_text
 from microcloud_cli.units import lifetime
-from microcloud_cli.uploads import Uploader
+from microcloud_cli.uploads import Remembered, Uploader
 
 ENVIRONMENT = """\
 The server and the token come from MICROCLOUD_URL and MICROCLOUD_TOKEN, or
@@ -45,13 +48,50 @@ def put(args) -> None:
             raise Failure(f"{path}: no such file")
     account = config.account()
     uploader = Uploader(account, quiet=args.quiet)
+    if args.encrypt:
+        share, secret = put_encrypted(account, uploader, paths, fields, ephemeral=args.ephemeral)
+        print(f"Expires {share['expires_at']}. The key is after the #: whoever has the whole link reads the files.")
+        print(f"{share['url']}#{secret_text(secret)}")
+        return
     ids = [uploader.upload(path, ephemeral=args.ephemeral) for path in paths]
     share = Api(account).create_share({"files": ids, **fields})
     print(f"Expires {share['expires_at']}.")
     print(share["url"])
 
 
+def put_encrypted(account, uploader: Uploader, paths: list[Path], fields: dict, *, ephemeral: bool):
+    """Each file uploaded as its RFC 8188 body under a neutral name; the real
+    names, sizes and the note sealed with the link's secret. The secret of an
+    unfinished put is remembered (like its uploads, readable by the user
+    alone), so that running it again resumes the same bodies."""
+    remembered = uploader.remembered
+    session = "sealed|" + "|".join(Remembered.key(account.url, path) for path in paths)
+    secret = secret_from_text(remembered.get(session) or secret_text(new_secret()))
+    remembered.put(session, secret_text(secret))
+    ids = []
+    for position, path in enumerate(paths, start=1):
+        body = EncryptedFile(path, secret, position)
+        ids.append(uploader.upload(path, ephemeral=ephemeral, source=body, name=f"encrypted-{position}"))
+    described = [
+        {"name": path.name, "type": mimetypes.guess_type(path.name)[0] or "application/octet-stream", "size": size}
+        for path, size in ((path, path.stat().st_size) for path in paths)
+    ]
+    sealed = seal_metadata(secret, described, fields.pop("message", ""))
+    share = Api(account).create_share({"files": ids, "sealed_metadata": sealed, **fields})
+    remembered.forget(session)
+    return share, secret
+
+
 def get(args) -> None:
+    base, fragment = split_link(args.link)
+    if fragment:
+        if args.output:
+            raise Failure("-o names one file; an encrypted link is written under its files' own names (use -d)")
+        for target in fetch_sealed(
+            base, secret_from_text(fragment), folder=Path(args.directory), password=args.password, quiet=args.quiet
+        ):
+            print(target)
+        return
     target = fetch(
         args.link,
         folder=Path(args.directory),
@@ -114,9 +154,19 @@ def parser() -> argparse.ArgumentParser:
     sub.add_argument("--password", help="a password the link asks for")
     sub.add_argument("--message", help="a note shown to the recipient")
     sub.add_argument("--ephemeral", action="store_true", help="delete the files once the link ends")
+    sub.add_argument(
+        "--encrypt",
+        action="store_true",
+        help="end-to-end: encrypt here; the key is only in the link's #fragment (docs/encryption.md)",
+    )
     sub.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
-    sub = command("get", get, "Download a link (resuming a download cut short) and print the path written.")
+    sub = command(
+        "get",
+        get,
+        "Download a link (resuming a download cut short; decrypting an encrypted link's files) and print each "
+        "path written.",
+    )
     sub.add_argument("link")
     sub.add_argument("-o", "--output", help="the path to write (else the file's own name)")
     sub.add_argument("-d", "--directory", default=".", help="where to write it (default: here)")

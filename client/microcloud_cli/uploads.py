@@ -91,6 +91,19 @@ class Place:
     file_id: int | None = None  # once it has become a stored file
 
 
+class PlainFile:
+    """A file's own bytes, as the upload reads them."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.size = path.stat().st_size
+
+    def read_at(self, offset: int, count: int) -> bytes:
+        with self.path.open("rb") as source:
+            source.seek(offset)
+            return source.read(count)
+
+
 class Uploader:
     def __init__(self, account: Account, *, remembered: Remembered | None = None, quiet: bool = False):
         self.account = account
@@ -100,47 +113,48 @@ class Uploader:
     def headers(self, **extra) -> dict:
         return {"Authorization": f"Token {self.account.token}", **TUS, **extra}
 
-    def upload(self, path: Path, *, ephemeral: bool = False) -> int:
-        """Send `path`; return the stored file's id."""
-        size = path.stat().st_size
-        key = Remembered.key(self.account.url, path)
+    def upload(self, path: Path, *, ephemeral: bool = False, source=None, name: str | None = None) -> int:
+        """Send `path` (or `source`, bytes computed from it: an encrypted
+        body) under `name` (its own by default); return the stored file's id."""
+        source = source or PlainFile(path)
+        name = name or path.name
+        size = source.size
+        key = Remembered.key(self.account.url, path) + ("" if name == path.name else f"|{name}")
         place = self.resume(key)
         if place is None:
-            place = self.create(path, size, ephemeral)
+            place = self.create(name, size, ephemeral)
             self.remembered.put(key, place.url)
         progress = Progress(path.name, size, quiet=self.quiet)
         chunk = chunk_size(place.limits)
         setbacks = 0
-        with path.open("rb") as source:
-            while place.file_id is None:
-                progress.show(place.offset)
-                source.seek(place.offset)
-                data = source.read(min(chunk, size - place.offset))
-                try:
-                    response = self.append(place, data)
-                    body = response.read()
-                except Failure:
-                    response = None
-                if response is not None and response.status == 204:
-                    setbacks = 0
-                    place.offset = int(response.getheader("Upload-Offset"))
-                    if response.getheader("Upload-File"):
-                        place.file_id = file_id(response.getheader("Upload-File"))
-                    continue
-                if response is not None and response.status not in (409, 460):
-                    progress.done()
-                    raise Failure(f"{path.name}: {error_text(response, body)}")
-                # A broken connection, someone else's chunk (409) or ours
-                # damaged on the way (460): ask where it stands and go on.
-                setbacks += 1
-                if setbacks > RETRIES:
-                    progress.done()
-                    raise Failure(f"{path.name}: the upload keeps breaking off; run the same put again to resume it")
-                time.sleep(setbacks)
-                place = self.where(place.url)
-                if place is None:
-                    self.remembered.forget(key)
-                    raise Failure(f"{path.name}: the server no longer has this upload; run the same put again")
+        while place.file_id is None:
+            progress.show(place.offset)
+            data = source.read_at(place.offset, min(chunk, size - place.offset))
+            try:
+                response = self.append(place, data)
+                body = response.read()
+            except Failure:
+                response = None
+            if response is not None and response.status == 204:
+                setbacks = 0
+                place.offset = int(response.getheader("Upload-Offset"))
+                if response.getheader("Upload-File"):
+                    place.file_id = file_id(response.getheader("Upload-File"))
+                continue
+            if response is not None and response.status not in (409, 460):
+                progress.done()
+                raise Failure(f"{path.name}: {error_text(response, body)}")
+            # A broken connection, someone else's chunk (409) or ours
+            # damaged on the way (460): ask where it stands and go on.
+            setbacks += 1
+            if setbacks > RETRIES:
+                progress.done()
+                raise Failure(f"{path.name}: the upload keeps breaking off; run the same put again to resume it")
+            time.sleep(setbacks)
+            place = self.where(place.url)
+            if place is None:
+                self.remembered.forget(key)
+                raise Failure(f"{path.name}: the server no longer has this upload; run the same put again")
         progress.show(size)
         progress.done()
         self.remembered.forget(key)
@@ -155,15 +169,15 @@ class Uploader:
         }
         return open_request("PATCH", place.url, headers=self.headers(**headers), body=data, timeout=300)
 
-    def create(self, path: Path, size: int, ephemeral: bool) -> Place:
-        metadata = [f"filename {base64.b64encode(path.name.encode()).decode()}"]
+    def create(self, name: str, size: int, ephemeral: bool) -> Place:
+        metadata = [f"filename {base64.b64encode(name.encode()).decode()}"]
         if ephemeral:
             metadata.append(f"delete_when_unshared {base64.b64encode(b'true').decode()}")
         headers = {"Upload-Length": str(size), "Upload-Metadata": ",".join(metadata)}
         response = open_request("POST", f"{self.account.url}/api/uploads/", headers=self.headers(**headers))
         body = response.read()
         if response.status != 201:
-            raise Failure(f"{path.name}: {error_text(response, body)}")
+            raise Failure(f"{name}: {error_text(response, body)}")
         return Place(
             url=response.getheader("Location"),
             offset=int(response.getheader("Upload-Offset") or 0),

@@ -4,10 +4,8 @@ and a get each killed and resumed, and refusals as one line and exit 1."""
 
 import hashlib
 import json
-import os
 import signal
 import subprocess
-import sys
 import time
 import zipfile
 from pathlib import Path
@@ -15,65 +13,11 @@ from pathlib import Path
 import pytest
 
 from sharing.models import Share
-from tests.helpers import free_port, start_web, stop, wait_for_port, wait_until
-from tokens.service import issue
+from tests.cli.commands import COMMAND, SUBCOMMANDS, microcloud, random_file, sha256, start_microcloud
+from tests.helpers import wait_until
 from uploads.models import Upload
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-COMMAND = str(Path(sys.executable).with_name("microcloud"))
-SUBCOMMANDS = ("login", "put", "get", "ls", "unshare", "extend")
-
-
-@pytest.fixture
-def server(tmp_path, settings):
-    port = free_port()
-    web = start_web(port, tmp_path / "web.log", workers=1, threads=4, MEDIA_ROOT=str(settings.MEDIA_ROOT))
-    try:
-        wait_for_port(port, 30, web)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        stop(web)
-
-
-@pytest.fixture
-def env(tmp_path, server, alice):
-    _, key = issue(alice, name="command line")
-    home = tmp_path / "home"
-    home.mkdir()
-    return {
-        **os.environ,
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / "config"),
-        "XDG_STATE_HOME": str(home / "state"),
-        "MICROCLOUD_URL": server,
-        "MICROCLOUD_TOKEN": key,
-    }
-
-
-def microcloud(env, *args, cwd=None, check=True):
-    done = subprocess.run([COMMAND, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=300)
-    if check:
-        assert done.returncode == 0, done.stderr
-    return done
-
-
-def start_microcloud(env, *args, cwd=None):
-    return subprocess.Popen([COMMAND, *args], env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-
-def random_file(path: Path, size: int) -> Path:
-    with path.open("wb") as out:
-        left = size
-        while left:
-            piece = os.urandom(min(left, 1 << 20))
-            out.write(piece)
-            left -= len(piece)
-    return path
-
-
-def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def test_every_subcommand_has_help():

@@ -1,0 +1,151 @@
+"""An end-to-end encrypted link fetched and decrypted as it arrives.
+
+The sealed metadata (GET /s/<token>/sealed) gives each file's name and
+size; each file's RFC 8188 body is decrypted record by record into a hidden
+partial file of whole records. A later run keeps those records and asks only
+for the ones it lacks (Range from the next record's place, with If-Range),
+so a resumed download never fetches the part it has again. A record that
+does not decrypt (altered bytes, the wrong key) or a body cut before its
+last record keeps nothing under the file's name.
+"""
+
+import base64
+import hashlib
+import http.client
+import json
+import os
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+from microcloud_cli import ece
+from microcloud_cli.downloads import refuse_overwriting
+from microcloud_cli.errors import Failure
+from microcloud_cli.http import error_text, get_following
+from microcloud_cli.progress import Progress
+from microcloud_cli.sealing import CONTENT_INFO, derive, open_metadata
+
+PIECE = 1024 * 1024
+
+
+def split_link(link: str) -> tuple[str, str]:
+    """The link without its #fragment, and the fragment (the secret)."""
+    parts = urlsplit(link)
+    return urlunsplit(parts._replace(fragment="")), parts.fragment
+
+
+def safe_name(name: str, position: int) -> str:
+    """A name from the metadata, as a file in the chosen folder only."""
+    name = Path(str(name)).name
+    return name if name not in ("", ".", "..") else f"file-{position}"
+
+
+def fetch_sealed(link: str, secret: bytes, *, folder: Path, password: str | None = None, quiet=False) -> list[Path]:
+    base, _ = split_link(link)
+    headers = {"Accept": "application/octet-stream"}
+    if password is not None:
+        headers["X-Share-Password"] = password
+    response = get_following(f"{base}/sealed", headers=headers)
+    blob = response.read()
+    if response.status != 200:
+        raise Failure(error_text(response, blob))
+    metadata = open_metadata(secret, blob)
+    entries = metadata["files"]
+    folder = folder.resolve()
+    targets = [folder / safe_name(entry.get("name"), n) for n, entry in enumerate(entries, start=1)]
+    for target in targets:
+        refuse_overwriting(target)
+    key = derive(secret, CONTENT_INFO)
+    written = []
+    for n, (entry, target) in enumerate(zip(entries, targets, strict=True), start=1):
+        url = base if len(entries) == 1 else f"{base}/files/{n}"
+        written.append(Decryption(url, target, key, int(entry["size"]), headers).run(quiet=quiet))
+    return written
+
+
+class Decryption:
+    def __init__(self, url: str, target: Path, key: bytes, size: int, headers: dict):
+        self.url, self.target, self.key, self.size, self.headers = url, target, key, size, headers
+        name = hashlib.sha256(f"{url}|{target}".encode()).hexdigest()[:16]
+        self.partial = target.parent / f".microcloud-{name}.plain.part"
+        self.notes = target.parent / f".microcloud-{name}.plain.json"
+
+    def run(self, *, quiet: bool) -> Path:
+        per = ece.plaintext_per_record()
+        notes = self.read_notes()
+        done = self.partial.stat().st_size // per if notes and self.partial.exists() else 0
+        headers = dict(self.headers)
+        if done:
+            headers |= {"Range": f"bytes={ece.record_offset(done)}-", "If-Range": notes["etag"]}
+        response = get_following(self.url, headers=headers)
+        if response.status == 200:
+            done, notes = 0, None
+        elif not (response.status == 206 and done):
+            raise Failure(error_text(response))
+        elif not response.getheader("Content-Range", "").startswith(f"bytes {ece.record_offset(done)}-"):
+            raise Failure("the server sent another range than the one asked for")
+        progress = Progress(self.target.name, self.size, quiet=quiet)
+        try:
+            self.receive(response, done, notes, progress)
+        except ece.Damaged as damaged:
+            self.forget()
+            raise Failure(f"{self.target.name}: {damaged}; nothing was kept") from None
+        except (OSError, http.client.HTTPException):
+            raise Failure(f"{self.target.name}: the download broke off; run the same get again to resume it") from None
+        finally:
+            progress.done()
+        if self.partial.stat().st_size != self.size:
+            self.forget()
+            raise Failure(f"{self.target.name}: decrypted to another size than its metadata says; nothing was kept")
+        os.replace(self.partial, self.target)
+        self.notes.unlink(missing_ok=True)
+        return self.target
+
+    def receive(self, response, done: int, notes: dict | None, progress: Progress) -> None:
+        per = ece.plaintext_per_record()
+        buffer = bytearray()
+        if notes is None:
+            while len(buffer) < ece.HEADER_BYTES and (piece := response.read(PIECE)):
+                buffer += piece
+            header = ece.Header.parse(bytes(buffer[: ece.HEADER_BYTES]))
+            del buffer[: ece.HEADER_BYTES]
+            notes = {"etag": response.getheader("ETag") or "", "salt": base64.b64encode(header.salt).decode()}
+            self.notes.write_text(json.dumps({**notes, "rs": header.rs}))
+            self.partial.write_bytes(b"")
+        else:
+            header = ece.Header(salt=base64.b64decode(notes["salt"]), rs=notes["rs"])
+        if header.rs != ece.RECORD_BYTES:
+            raise ece.Damaged(f"records of {header.rs} bytes, not this format's {ece.RECORD_BYTES}")
+        cipher = ece.Cipher(self.key, header)
+        index, finished = done, False
+        with self.partial.open("r+b") as out:
+            out.truncate(done * per)  # whole records only: a cut one is asked for again
+            out.seek(done * per)
+            while True:
+                piece = response.read(PIECE)
+                buffer += piece
+                # A record is decrypted once the next byte is known to exist
+                # or the body has ended: only then is it known to be the last.
+                while len(buffer) > header.rs or (not piece and buffer):
+                    record = bytes(buffer[: header.rs])
+                    del buffer[: header.rs]
+                    plaintext, last = cipher.open(index, record)
+                    if last and buffer:
+                        raise ece.Damaged("bytes after the last record")
+                    out.write(plaintext)
+                    index += 1
+                    finished = last
+                    progress.show(out.tell())
+                if not piece:
+                    break
+        if not finished:
+            raise ece.Damaged("the body ended before its last record")
+
+    def read_notes(self) -> dict | None:
+        try:
+            return json.loads(self.notes.read_text())
+        except (OSError, ValueError):
+            return None
+
+    def forget(self) -> None:
+        self.partial.unlink(missing_ok=True)
+        self.notes.unlink(missing_ok=True)

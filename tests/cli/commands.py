@@ -1,0 +1,35 @@
+"""The `microcloud` command run as a process, and files to give it."""
+
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+COMMAND = str(Path(sys.executable).with_name("microcloud"))
+SUBCOMMANDS = ("login", "put", "get", "ls", "unshare", "extend")
+
+
+def microcloud(env, *args, cwd=None, check=True):
+    done = subprocess.run([COMMAND, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=300)
+    if check:
+        assert done.returncode == 0, done.stderr
+    return done
+
+
+def start_microcloud(env, *args, cwd=None):
+    return subprocess.Popen([COMMAND, *args], env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def random_file(path: Path, size: int) -> Path:
+    with path.open("wb") as out:
+        left = size
+        while left:
+            piece = os.urandom(min(left, 1 << 20))
+            out.write(piece)
+            left -= len(piece)
+    return path
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()

@@ -1,0 +1,35 @@
+"""The `microcloud` command's fixtures: gunicorn on the test database, and
+an environment with a token of alice's and a home of its own."""
+
+import os
+
+import pytest
+
+from tests.helpers import free_port, start_web, stop, wait_for_port
+from tokens.service import issue
+
+
+@pytest.fixture
+def server(tmp_path, settings):
+    port = free_port()
+    web = start_web(port, tmp_path / "web.log", workers=1, threads=4, MEDIA_ROOT=str(settings.MEDIA_ROOT))
+    try:
+        wait_for_port(port, 30, web)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop(web)
+
+
+@pytest.fixture
+def env(tmp_path, server, alice):
+    _, key = issue(alice, name="command line")
+    home = tmp_path / "home"
+    home.mkdir()
+    return {
+        **os.environ,
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / "config"),
+        "XDG_STATE_HOME": str(home / "state"),
+        "MICROCLOUD_URL": server,
+        "MICROCLOUD_TOKEN": key,
+    }
