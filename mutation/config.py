@@ -21,6 +21,9 @@ MODULES: dict[str, list[str]] = {
         "tests/test_scanning_rule.py",
         "tests/test_scanning.py",
     ],
+    "sharing/models/sealed.py": [
+        "tests/test_encrypted_links.py",
+    ],
     "sharing/models/budget.py": [
         "tests/test_download_limits.py",
         "tests/test_links_ranges.py",

@@ -4,15 +4,18 @@ link's own rules, and never readable there; the files are ordinary bytes."""
 
 import base64
 import os
+import struct
 from datetime import timedelta
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.test import Client
 from django.utils import timezone
 from microcloud_cli.sealing import new_secret, open_metadata, seal_metadata
 
-from sharing.models import SealedMetadata, Share
+from sharing.models import MAX_SEALED_METADATA_BYTES, SealedMetadata, Share, check_sealed_metadata
+from sharing.models.sealed import LEAST_BYTES
 
 FILES = [{"name": "minutes.txt", "type": "text/plain", "size": 13}]
 
@@ -109,3 +112,26 @@ def test_its_page_says_it_is_encrypted_and_offers_no_download(alice_client, ciph
     assert f"/s/{token}/download" not in text
     plain = create(alice_client, ciphertext_file).json()["token"]
     assert f"/s/{plain}/download" in Client().get(f"/s/{plain}", headers={"Accept": "text/html"}).content.decode()
+
+
+def body(size: int, record_size: int = 65536) -> bytes:
+    return b"s" * 16 + struct.pack(">IB", record_size, 0) + b"x" * (size - 21)
+
+
+@pytest.mark.parametrize(
+    ("blob", "accepted"),
+    [
+        (body(LEAST_BYTES), True),
+        (body(LEAST_BYTES - 1), False),
+        (body(MAX_SEALED_METADATA_BYTES), True),
+        (body(MAX_SEALED_METADATA_BYTES + 1), False),
+        (body(100, record_size=18), True),  # a tag, a delimiter and one byte: the least record RFC 8188 allows
+        (body(100, record_size=17), False),
+    ],
+)
+def test_the_bounds_of_what_can_be_sealed_metadata(blob, accepted):
+    if accepted:
+        assert check_sealed_metadata(blob) == blob
+    else:
+        with pytest.raises(ValidationError):
+            check_sealed_metadata(blob)
