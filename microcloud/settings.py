@@ -13,6 +13,7 @@ from django.core.exceptions import ImproperlyConfigured
 from microcloud.databases import database_from_url
 from microcloud.env import envbool, envfloat, envint, envlist, secret_key
 from microcloud.scan_settings import *  # noqa: F403 (CLAMD_URL, SCAN_*: settings Django reads from here)
+from microcloud.signin_local_settings import *  # noqa: F403 (TRUSTED_PROXY_*, TOTP_*, DISABLED_USERS_LINKS)
 from storage.url import BUCKET_BACKEND, storage_from_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -69,6 +70,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # A session whose user may no longer sign in (disabled) ends (signin/).
+    "signin.sessions.EndRefusedSessionsMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, so it sees a view's exception first: the file store out of reach.
