@@ -70,6 +70,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # TRUSTED_PROXY_HEADER from TRUSTED_PROXY_ADDRESSES signs a user in (off by default).
+    "signin.proxy.TrustedProxyMiddleware",
     # A session whose user may no longer sign in (disabled) ends (signin/).
     "signin.sessions.EndRefusedSessionsMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -115,6 +117,8 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "web:login"
 LOGIN_REDIRECT_URL = "web:dashboard"
 LOGOUT_REDIRECT_URL = "web:login"
+# Local passwords, and the trusted proxy's header when it is on (signin/proxy.py).
+AUTHENTICATION_BACKENDS = ["django.contrib.auth.backends.ModelBackend", "signin.proxy.TrustedProxyBackend"]
 
 # --- Languages --------------------------------------------------------------
 # The pages and emails speak these (docs/translations.md adds one). Each name
