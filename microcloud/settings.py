@@ -74,6 +74,8 @@ MIDDLEWARE = [
     "signin.proxy.TrustedProxyMiddleware",
     # A session whose user may no longer sign in (disabled) ends (signin/).
     "signin.sessions.EndRefusedSessionsMiddleware",
+    # A local session owing its second factor reaches only the code page.
+    "signin.second_factor.SecondFactorMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, so it sees a view's exception first: the file store out of reach.
