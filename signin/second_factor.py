@@ -18,8 +18,9 @@ from django.contrib.auth.models import AnonymousUser
 from django.shortcuts import redirect
 from django.urls import reverse
 
+from signin import recovery
 from signin.proxy import is_api
-from signin.totp import has_device
+from signin.totp import accept_code, has_device
 
 LOCAL_BACKEND = "django.contrib.auth.backends.ModelBackend"
 # The user id whose code this session has seen.
@@ -32,6 +33,17 @@ def is_local(request) -> bool:
 
 def required_without_device(user) -> bool:
     return bool(user.is_staff and settings.TOTP_REQUIRED_FOR_STAFF)
+
+
+def password_is_enough(user) -> bool:
+    """May `user` sign in with the password alone (no app set up, none required)?"""
+    return not has_device(user) and not required_without_device(user)
+
+
+def code_accepted(user, code: str) -> bool:
+    """Is `code` the user's current TOTP code or one of their recovery
+    codes, unused? Uses it up if so."""
+    return accept_code(user, code) or recovery.use_code(user, code)
 
 
 def waiting(request) -> str | None:

@@ -11,7 +11,7 @@ from django.views.generic import FormView
 from pages.qr import qr_svg
 from pages.security import PageHeadersMixin
 from ratelimit.logins import LoginRefused, attempt_succeeded, begin_attempt
-from signin import recovery, second_factor, totp
+from signin import second_factor, totp
 from signin.forms import CodeForm, SetUpForm
 
 NEW_SECRET = "signin.new_secret"  # the secret being set up, kept in the session until its first code
@@ -55,7 +55,7 @@ class CodeView(LoginRequiredMixin, PageHeadersMixin, FormView):
 
     def form_valid(self, form):
         user, code = self.request.user, form.cleaned_data["code"]
-        if not (totp.accept_code(user, code) or recovery.use_code(user, code)):
+        if not second_factor.code_accepted(user, code):
             form.add_error("code", _("That code is not right, or it was used already."))
             return self.form_invalid(form)
         attempt_succeeded(self.request, user.get_username())

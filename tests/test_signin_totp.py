@@ -224,3 +224,44 @@ def test_the_session_gets_a_new_key_when_the_code_is_given(alice):
     before = client.session.session_key
     client.post("/login/code/", {"code": app.now()})
     assert client.session.session_key != before
+
+
+class TestTheTokenEndpoint:
+    """POST /api/auth/token/: a password alone is no way around the second factor."""
+
+    def test_a_user_with_an_app_sends_its_code(self, alice):
+        app, codes = with_app(alice)
+        api = APIClient()
+        refused = api.post("/api/auth/token/", {"username": "alice", "password": ALICE_PASSWORD}, format="json")
+        assert refused.status_code == 400
+        assert "second factor" in refused.json()["code"][0]
+        wrong = api.post(
+            "/api/auth/token/", {"username": "alice", "password": ALICE_PASSWORD, "code": "000000"}, format="json"
+        )
+        assert wrong.status_code == 400
+        right = api.post(
+            "/api/auth/token/", {"username": "alice", "password": ALICE_PASSWORD, "code": app.now()}, format="json"
+        )
+        assert right.status_code == 200
+        key = right.json()["token"]
+        assert api.get("/api/files/", HTTP_AUTHORIZATION=f"Token {key}").status_code == 200
+        by_recovery = api.post(
+            "/api/auth/token/", {"username": "alice", "password": ALICE_PASSWORD, "code": codes[0]}, format="json"
+        )
+        assert by_recovery.status_code == 200
+
+    def test_wrong_codes_count_as_failed_log_ins(self, alice, settings):
+        settings.LOGIN_FAILURES_PER_USERNAME_AND_ADDRESS = 3
+        with_app(alice)
+        body = {"username": "alice", "password": ALICE_PASSWORD, "code": "000000"}
+        answers = [APIClient().post("/api/auth/token/", body, format="json").status_code for _ in range(4)]
+        assert answers == [400, 400, 400, 429]
+
+    def test_staff_who_must_have_one_and_have_none_get_no_token(self, admin_user, settings):
+        settings.TOTP_REQUIRED_FOR_STAFF = True
+        body = {"username": "root", "password": ROOT_PASSWORD}
+        assert APIClient().post("/api/auth/token/", body, format="json").status_code == 400
+
+    def test_a_user_without_one_needs_only_the_password(self, alice):
+        body = {"username": "alice", "password": ALICE_PASSWORD}
+        assert APIClient().post("/api/auth/token/", body, format="json").status_code == 200
