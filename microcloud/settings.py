@@ -119,8 +119,12 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "web:login"
 LOGIN_REDIRECT_URL = "web:dashboard"
 LOGOUT_REDIRECT_URL = "web:login"
-# Local passwords, and the trusted proxy's header when it is on (signin/proxy.py).
+# Local passwords, the trusted proxy's header when it is on (signin/proxy.py),
+# and an LDAP directory when LDAP_SERVER_URI names one (signin/directory.py:
+# only then, as python-ldap is installed only then, requirements-ldap.txt).
 AUTHENTICATION_BACKENDS = ["django.contrib.auth.backends.ModelBackend", "signin.proxy.TrustedProxyBackend"]
+if LDAP_SERVER_URI:  # noqa: F405 (microcloud/signin_local_settings.py)
+    AUTHENTICATION_BACKENDS.insert(1, "signin.directory.DirectoryBackend")
 
 # --- Languages --------------------------------------------------------------
 # The pages and emails speak these (docs/translations.md adds one). Each name
