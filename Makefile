@@ -23,7 +23,7 @@ $(VENV)/.runtime: requirements.txt
 	$(PY) -m pip install --quiet -r requirements.txt
 	touch $@
 
-$(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
+$(VENV)/.dev: requirements-dev.txt requirements-ldap.txt $(VENV)/.runtime
 	$(PY) -m pip install --quiet -r requirements-dev.txt
 	touch $@
 

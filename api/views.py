@@ -9,7 +9,13 @@ from django.http import FileResponse
 from django.utils import timezone
 from django.utils.functional import cached_property
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_serializer,
+    extend_schema_view,
+    inline_serializer,
+)
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.authtoken.views import ObtainAuthToken
@@ -32,6 +38,7 @@ from api.serializers import (
 )
 from ratelimit.logins import LoginRefused, attempt_succeeded, begin_attempt
 from sharing.models import ReactivationRefused, ScanState, Share, StoredFile, delete_file, reactivate
+from signin import second_factor
 from storage.disposition import attachment
 from tokens import service as tokens
 
@@ -44,10 +51,28 @@ BAD_REQUEST = OpenApiResponse(description="Invalid input; the body names each of
 
 # The name a token made by logging in at POST /api/auth/token/ carries on the tokens page.
 LOG_IN_TOKEN_NAME = "Logged in through the API"
+SECOND_FACTOR_NEEDED = (
+    "This account signs in with a second factor: send its current TOTP code, or a recovery code, as `code` "
+    "(an account that must have one and has none sets it up on the web page first)."
+)
+
+
+# Named as DRF's serializer was, so generated clients keep their AuthTokenRequest.
+@extend_schema_serializer(component_name="AuthToken")
+class TokenRequestSerializer(AuthTokenSerializer):
+    code = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=32,
+        help_text="The account's current TOTP code, or one of its recovery codes, when it has a second factor.",
+    )
 
 
 class TokenView(ObtainAuthToken):
-    """Exchange a username and password for a new API token."""
+    """Exchange a username and password (and the second factor's code, for
+    an account that has one) for a new API token."""
+
+    serializer_class = TokenRequestSerializer
 
     @extend_schema(
         summary="Get an API token",
@@ -58,10 +83,12 @@ class TokenView(ObtainAuthToken):
         ),
         tags=["auth"],
         auth=[],
-        request={"application/json": AuthTokenSerializer},
+        request={"application/json": TokenRequestSerializer},
         responses={
             200: inline_serializer("Token", {"token": serializers.CharField()}),
-            400: OpenApiResponse(description="Wrong username or password, or a field is missing."),
+            400: OpenApiResponse(
+                description="Wrong username or password, a field is missing, or the second factor's code is wrong."
+            ),
             429: OpenApiResponse(
                 description="Too many attempts from this address, or failed ones for this username; see Retry-After."
             ),
@@ -77,9 +104,14 @@ class TokenView(ObtainAuthToken):
             raise refusal_error(refused) from None
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        user = serializer.validated_data["user"]
+        # A password alone is no way around the second factor the pages ask for.
+        code = serializer.validated_data.get("code", "")
+        if not second_factor.password_is_enough(user) and not second_factor.code_accepted(user, code):
+            raise serializers.ValidationError({"code": [SECOND_FACTOR_NEEDED]})
         attempt_succeeded(request, username)  # reached only when the credentials were right
         try:
-            key = tokens.issue(serializer.validated_data["user"], name=LOG_IN_TOKEN_NAME)[1]
+            key = tokens.issue(user, name=LOG_IN_TOKEN_NAME)[1]
         except tokens.TooManyTokens as full:
             raise Conflict(
                 f"You already hold {full.limit} API tokens, the most allowed: revoke one on the web page first."

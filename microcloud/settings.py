@@ -13,6 +13,7 @@ from django.core.exceptions import ImproperlyConfigured
 from microcloud.databases import database_from_url
 from microcloud.env import envbool, envfloat, envint, envlist, secret_key
 from microcloud.scan_settings import *  # noqa: F403 (CLAMD_URL, SCAN_*: settings Django reads from here)
+from microcloud.signin_local_settings import *  # noqa: F403 (TRUSTED_PROXY_*, TOTP_*, DISABLED_USERS_LINKS)
 from storage.url import BUCKET_BACKEND, storage_from_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -69,6 +70,12 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # TRUSTED_PROXY_HEADER from TRUSTED_PROXY_ADDRESSES signs a user in (off by default).
+    "signin.proxy.TrustedProxyMiddleware",
+    # A session whose user may no longer sign in (disabled) ends (signin/).
+    "signin.sessions.EndRefusedSessionsMiddleware",
+    # A local session owing its second factor reaches only the code page.
+    "signin.second_factor.SecondFactorMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, so it sees a view's exception first: the file store out of reach.
@@ -112,6 +119,12 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "web:login"
 LOGIN_REDIRECT_URL = "web:dashboard"
 LOGOUT_REDIRECT_URL = "web:login"
+# Local passwords, the trusted proxy's header when it is on (signin/proxy.py),
+# and an LDAP directory when LDAP_SERVER_URI names one (signin/directory.py:
+# only then, as python-ldap is installed only then, requirements-ldap.txt).
+AUTHENTICATION_BACKENDS = ["django.contrib.auth.backends.ModelBackend", "signin.proxy.TrustedProxyBackend"]
+if LDAP_SERVER_URI:  # noqa: F405 (microcloud/signin_local_settings.py)
+    AUTHENTICATION_BACKENDS.insert(1, "signin.directory.DirectoryBackend")
 
 # --- Languages --------------------------------------------------------------
 # The pages and emails speak these (docs/translations.md adds one). Each name

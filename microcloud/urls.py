@@ -35,5 +35,7 @@ urlpatterns = [
     # POST /i18n/setlang/: the language switcher's form (Django's set_language).
     path("i18n/", include("django.conf.urls.i18n")),
     path("", include("collect.urls")),
+    # The second factor's pages (/login/code/, /account/second-factor/).
+    path("", include("signin.urls")),
     path("", include("web.urls")),
 ]

@@ -30,7 +30,8 @@ module imports only from the layers above it in this list, never below
    expiring   the one path that ends shares by time
 7. reactivation, removal
               bringing an ended share back; deleting a file with its shares,
-              reaping ephemeral files, purging ended shares past retention
+              ending a disabled owner's shares, reaping ephemeral files,
+              purging ended shares past retention
 """
 
 from sharing.models.budget import byte_budget, copy_bytes, resend_allowance
@@ -53,7 +54,7 @@ from sharing.models.policy import SharingPolicy, format_duration
 from sharing.models.querysets import ShareQuerySet
 from sharing.models.quotas import QuotaExceeded, StorageAccount
 from sharing.models.reactivation import ReactivationRefused, reactivate
-from sharing.models.removal import delete_file
+from sharing.models.removal import delete_file, end_owner_shares
 from sharing.models.scans import ScanState
 from sharing.models.sealed import (
     MAX_SEALED_METADATA_BYTES,
@@ -104,6 +105,7 @@ __all__ = [
     "create_sealed_share",
     "delete_file",
     "delete_stored_bytes",
+    "end_owner_shares",
     "expire_overdue",
     "expire_shares",
     "fold_pending",

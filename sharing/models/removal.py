@@ -36,7 +36,7 @@ from sharing.models.files import StoredFile
 from sharing.models.items import ShareItem
 from sharing.models.policy import SharingPolicy
 from sharing.models.shares import Share
-from sharing.models.state import due_q, locked_now, servable_q
+from sharing.models.state import due_q, locked_now, sendable_q, servable_q
 from sharing.signals import share_ended, shares_expired
 
 logger = logging.getLogger("sharing")
@@ -92,6 +92,27 @@ def end_infected_shares(stored: StoredFile) -> list[int]:
     ShareEvent.save_all([ShareEvent(share_id=pk, kind=ShareEvent.Kind.INFECTED, at=now) for pk in ending])
     if ending:
         share_ended.send(sender=Share, file_ids=[stored.pk])
+    return ending
+
+
+def end_owner_shares(owner_id: int) -> list[int]:
+    """End every share of owner `owner_id` that could still send bytes, as
+    `unshared`, in one UPDATE with their events; return their ids. For an
+    owner whose account was disabled while the deployment ends such a
+    user's links (signin.sessions). One already past its deadline expired
+    first (the one expiry path), as in delete_file."""
+    with transaction.atomic():
+        owned = Share.objects.filter(owner_id=owner_id)
+        now = locked_now(owned.filter(status__in=[Share.Status.ACTIVE, Share.Status.EXPIRED]))
+        expire_shares(list(owned.filter(due_q(now)).values_list("pk", flat=True)), now)
+        ending = list(owned.filter(sendable_q(now)).order_by("pk").values_list("pk", flat=True))
+        owned.filter(sendable_q(now), pk__in=ending).update(
+            status=Share.Status.UNSHARED, end_reason=Share.EndReason.UNSHARED, ended_at=now, updated_at=now
+        )
+        ShareEvent.save_all([ShareEvent(share_id=pk, kind=ShareEvent.Kind.UNSHARED, at=now) for pk in ending])
+        if ending:
+            file_ids = ShareItem.objects.filter(share_id__in=ending).values_list("file_id", flat=True).distinct()
+            share_ended.send(sender=Share, file_ids=list(file_ids))
     return ending
 
 

@@ -19,12 +19,12 @@ from django.utils.translation import gettext_lazy
 from django.views import View
 from django.views.generic import FormView, TemplateView
 
+from pages.qr import qr_svg
 from pages.security import PageHeadersMixin, with_page_headers
 from sharing.models import MAX_FILES_PER_SHARE, EndState, ReactivationRefused, Share, StoredFile, reactivate
 from web.forms import ExpiryForm, ReactivateForm, ShareForm
 from web.history import HISTORY_LINES, history
 from web.presenters import share_state
-from web.qr import qr_svg
 
 
 class OwnerFormView(LoginRequiredMixin, PageHeadersMixin, FormView):

@@ -1,5 +1,6 @@
-"""QR codes of share links, drawn on the server as inline SVG (segno): no
-script, no image request, and nothing from another origin."""
+"""QR codes (a share's link, an authenticator app's set-up), drawn on the
+server as inline SVG (segno): no script, no image request, and nothing
+from another origin."""
 
 import segno
 from django.utils.html import escape
