@@ -12,6 +12,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from microcloud.databases import database_from_url
 from microcloud.env import envbool, envfloat, envint, envlist, secret_key
+from microcloud.oidc_settings import *  # noqa: F403 (OIDC_*, LOCAL_LOGIN, AUTHENTICATION_BACKENDS)
 from microcloud.scan_settings import *  # noqa: F403 (CLAMD_URL, SCAN_*: settings Django reads from here)
 from storage.url import BUCKET_BACKEND, storage_from_url
 

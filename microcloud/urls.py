@@ -35,5 +35,7 @@ urlpatterns = [
     # POST /i18n/setlang/: the language switcher's form (Django's set_language).
     path("i18n/", include("django.conf.urls.i18n")),
     path("", include("collect.urls")),
+    # Sign-in through an OpenID Connect provider (a 404 while OIDC_ISSUER is unset).
+    path("signin/oidc/", include("signin.oidc.urls")),
     path("", include("web.urls")),
 ]

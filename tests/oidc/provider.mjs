@@ -1,0 +1,155 @@
+// A real OpenID Connect provider on loopback for the sign-in tests: panva's
+// oidc-provider (OpenID Certified), with one confidential client and the
+// accounts the tests name.
+//
+//   node tests/oidc/provider.mjs '<json>'     (or the JSON in OIDC_TEST_PROVIDER)
+//
+// The JSON: {"port": 0, "clientId": "...", "clientSecret": "...",
+//   "redirectUris": [...], "postLogoutRedirectUris": [...],
+//   "accounts": {"alice": {"password": "...", "email": "...", "groups": [...], "tamper": null}}}
+// Port 0 picks a free one. Once it listens, it prints one line of JSON,
+// {"issuer": "http://127.0.0.1:PORT"}, on stdout.
+//
+// The login page is the provider's own (its development interactions),
+// with the password checked against the account here. Consent is taken as
+// given for the one first-party client, as an organisation's provider does.
+//
+// For the tests, on the same port:
+//   PUT /_test/accounts/<id>  {"password", "email", "groups", "tamper"}  makes or replaces an account.
+// An account's "tamper" makes the ID token of its next sign-ins bad in one
+// way: "signature" (signed by another key under the same kid), "audience"
+// (made for another client), "nonce" (another sign-in's), "expired".
+
+import { randomUUID } from 'node:crypto';
+import * as querystring from 'node:querystring';
+
+import { SignJWT, decodeJwt, exportJWK, generateKeyPair } from 'jose';
+import Provider from 'oidc-provider';
+
+const config = JSON.parse(process.argv[2] || process.env.OIDC_TEST_PROVIDER || '{}');
+const accounts = new Map(Object.entries(config.accounts || {}));
+
+const kid = 'test-signing-key';
+const signing = await generateKeyPair('RS256', { extractable: true });
+const stranger = await generateKeyPair('RS256', { extractable: true });
+const privateJwk = { ...(await exportJWK(signing.privateKey)), kid, alg: 'RS256', use: 'sig' };
+
+function readBody(req) {
+  return new Promise((resolve, reject) => {
+    const chunks = [];
+    req.on('data', (chunk) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function page(title, body) {
+  return `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head>`
+    + `<body><main><h1>${title}</h1>${body}</main></body></html>`;
+}
+
+// Listen first, so the issuer carries the port the system picked.
+const { createServer } = await import('node:http');
+let handler = (req, res) => { res.statusCode = 503; res.end(); };
+const server = createServer((req, res) => handler(req, res));
+await new Promise((resolve) => server.listen(config.port || 0, '127.0.0.1', resolve));
+const issuer = `http://127.0.0.1:${server.address().port}`;
+
+const provider = new Provider(issuer, {
+  clients: [{
+    client_id: config.clientId,
+    client_secret: config.clientSecret,
+    redirect_uris: config.redirectUris,
+    post_logout_redirect_uris: config.postLogoutRedirectUris || [],
+    grant_types: ['authorization_code'],
+    response_types: ['code'],
+    token_endpoint_auth_method: 'client_secret_basic',
+  }],
+  jwks: { keys: [privateJwk] },
+  claims: {
+    openid: ['sub'],
+    email: ['email', 'email_verified'],
+    profile: ['preferred_username', 'name'],
+    groups: ['groups'],
+  },
+  scopes: ['openid', 'email', 'profile', 'groups'],
+  pkce: { required: () => true },
+  cookies: { keys: [randomUUID()] },
+  features: { devInteractions: { enabled: true }, rpInitiatedLogout: { enabled: true } },
+  async findAccount(ctx, id) {
+    const account = accounts.get(id);
+    if (!account) return undefined;
+    return {
+      accountId: id,
+      async claims() {
+        return {
+          sub: id,
+          preferred_username: account.username || id,
+          name: account.name || id,
+          email: account.email,
+          email_verified: true,
+          groups: account.groups || [],
+        };
+      },
+    };
+  },
+  // The one client is first-party: its scopes and claims are granted at sign-in.
+  async loadExistingGrant(ctx) {
+    const accountId = ctx.oidc.session.accountId;
+    const grant = new ctx.oidc.provider.Grant({ clientId: ctx.oidc.client.clientId, accountId });
+    grant.addOIDCScope('openid email profile groups');
+    grant.addOIDCClaims(['sub', 'email', 'email_verified', 'preferred_username', 'name', 'groups']);
+    await grant.save();
+    return grant;
+  },
+});
+provider.proxy = false;
+
+// Before the provider's routes: the test controls, and the password check
+// the development login form leaves out.
+provider.use(async (ctx, next) => {
+  const control = ctx.path.match(/^\/_test\/accounts\/([^/]+)$/);
+  if (control && ctx.method === 'PUT') {
+    accounts.set(decodeURIComponent(control[1]), JSON.parse(await readBody(ctx.req)));
+    ctx.status = 204;
+    return;
+  }
+  const interaction = ctx.path.match(/^\/interaction\/([^/]+)$/);
+  if (interaction && ctx.method === 'POST') {
+    const form = querystring.parse(await readBody(ctx.req));
+    const account = accounts.get(String(form.login || ''));
+    if (!account || account.password !== form.password) {
+      ctx.status = 401;
+      ctx.type = 'html';
+      ctx.body = page('Wrong login or password', '<p><a href="javascript:history.back()">Back</a></p>');
+      return;
+    }
+    await provider.interactionFinished(ctx.req, ctx.res, { login: { accountId: String(form.login) } }, {
+      mergeWithLastSubmission: false,
+    });
+    ctx.respond = false;
+    return;
+  }
+  await next();
+  if (ctx.path === '/token' && ctx.status === 200 && ctx.body && ctx.body.id_token) {
+    ctx.body = { ...ctx.body, id_token: await tampered(ctx.body.id_token) };
+  }
+});
+
+async function tampered(idToken) {
+  const claims = decodeJwt(idToken);
+  const mode = accounts.get(claims.sub)?.tamper;
+  if (!mode) return idToken;
+  let key = signing.privateKey;
+  const now = Math.floor(Date.now() / 1000);
+  if (mode === 'signature') key = stranger.privateKey;
+  else if (mode === 'audience') claims.aud = 'another-client';
+  else if (mode === 'nonce') claims.nonce = 'another-sign-in';
+  else if (mode === 'expired') Object.assign(claims, { iat: now - 7200, exp: now - 3600 });
+  else throw new Error(`unknown tamper mode ${mode}`);
+  return new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid, typ: 'JWT' }).sign(key);
+}
+
+handler = provider.callback();
+process.stdout.write(`${JSON.stringify({ issuer })}\n`);
+for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, () => server.close(() => process.exit(0)));
