@@ -147,7 +147,7 @@ def provider_answer(authorize_url: str, login: str, password: str, *, abort: boo
             continue
         page = html.unescape(response.text)
         if abort and ABORT_LINK.search(page):
-            url = ABORT_LINK.search(page).group(1)
+            url = urljoin(url, ABORT_LINK.search(page).group(1))
             continue
         action = FORM_ACTION.search(page)
         if response.status_code != 200 or action is None:

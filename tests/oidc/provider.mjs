@@ -10,8 +10,9 @@
 // Port 0 picks a free one. Once it listens, it prints one line of JSON,
 // {"issuer": "http://127.0.0.1:PORT"}, on stdout.
 //
-// The login page is the provider's own (its development interactions),
-// with the password checked against the account here. Consent is taken as
+// The login page is served here (a form, its password checked against the
+// account; the development interactions' own page loads web fonts from
+// another origin), its Cancel is the provider's abort. Consent is taken as
 // given for the one first-party client, as an organisation's provider does.
 //
 // For the tests, on the same port:
@@ -48,6 +49,15 @@ function page(title, body) {
     + `<body><main><h1>${title}</h1>${body}</main></body></html>`;
 }
 
+function loginPage(uid) {
+  return page('Sign in to the test provider', `<form method="post" action="/interaction/${uid}">
+    <input type="hidden" name="prompt" value="login">
+    <p><label>Login <input name="login" required autofocus></label></p>
+    <p><label>Password <input type="password" name="password" required></label></p>
+    <p><button type="submit">Sign in</button> <a href="/interaction/${uid}/abort">Cancel</a></p>
+  </form>`);
+}
+
 // Listen first, so the issuer carries the port the system picked.
 const { createServer } = await import('node:http');
 let handler = (req, res) => { res.statusCode = 503; res.end(); };
@@ -75,7 +85,24 @@ const provider = new Provider(issuer, {
   scopes: ['openid', 'email', 'profile', 'groups'],
   pkce: { required: () => true },
   cookies: { keys: [randomUUID()] },
-  features: { devInteractions: { enabled: true }, rpInitiatedLogout: { enabled: true } },
+  features: {
+    devInteractions: { enabled: true },
+    rpInitiatedLogout: {
+      enabled: true,
+      async logoutSource(ctx, form) {
+        ctx.body = page('Sign out of the test provider?', `${form}
+          <button type="submit" form="op.logoutForm" value="yes" name="logout">Yes, sign me out</button>
+          <button type="submit" form="op.logoutForm">No, stay signed in</button>`);
+      },
+      async postLogoutSuccessSource(ctx) {
+        ctx.body = page('Signed out of the test provider', '');
+      },
+    },
+  },
+  async renderError(ctx, out) {
+    ctx.type = 'html';
+    ctx.body = page('The test provider refused', `<pre>${JSON.stringify(out).replace(/</g, '&lt;')}</pre>`);
+  },
   async findAccount(ctx, id) {
     const account = accounts.get(id);
     if (!account) return undefined;
@@ -115,6 +142,14 @@ provider.use(async (ctx, next) => {
     return;
   }
   const interaction = ctx.path.match(/^\/interaction\/([^/]+)$/);
+  if (interaction && ctx.method === 'GET') {
+    const { uid, prompt } = await provider.interactionDetails(ctx.req, ctx.res);
+    if (prompt.name === 'login') {
+      ctx.type = 'html';
+      ctx.body = loginPage(uid);
+      return;
+    }
+  }
   if (interaction && ctx.method === 'POST') {
     const form = querystring.parse(await readBody(ctx.req));
     const account = accounts.get(String(form.login || ''));
@@ -152,4 +187,10 @@ async function tampered(idToken) {
 
 handler = provider.callback();
 process.stdout.write(`${JSON.stringify({ issuer })}\n`);
-for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, () => server.close(() => process.exit(0)));
+for (const signal of ['SIGTERM', 'SIGINT']) {
+  process.on(signal, () => {
+    server.close(() => process.exit(0));
+    // Keep-alive connections of the tests' clients would hold close() open.
+    server.closeAllConnections();
+  });
+}
