@@ -73,8 +73,7 @@ class LoginView(ThrottledPasswordMixin, PageHeadersMixin, auth_views.LoginView):
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        context.update(oidc_button=sign_in_button(self.request), local_login=settings.LOCAL_LOGIN)
-        return context
+        return {**context, "oidc_button": sign_in_button(self.request), "local_login": settings.LOCAL_LOGIN}
 
 
 class LogoutView(PageHeadersMixin, auth_views.LogoutView):
