@@ -127,8 +127,49 @@ def test_an_answer_is_taken_once(oidc):
     answer = provider_answer(start(client), "alice", PASSWORD)
     parts = urlsplit(answer)
     assert client.get(parts.path, parse_qs(parts.query)).status_code == 302
+    assert parse_qs(parts.query)["state"][0] not in client.session.get("oidc_states", {})
     client.logout()
-    assert client.get(parts.path, parse_qs(parts.query)).status_code == 400
+    replayed = client.get(parts.path, parse_qs(parts.query))
+    assert replayed.status_code == 400
+    assert "This sign-in was not started in this browser" in replayed.content.decode()
+
+
+def test_a_refused_answer_is_taken_once_too(oidc):
+    client = Client()
+    state = parse_qs(urlsplit(start(client)).query)["state"][0]
+    assert client.get(CALLBACK_PATH, {"state": state, "error": "access_denied"}).status_code == 403
+    assert client.get(CALLBACK_PATH, {"state": state, "error": "access_denied"}).status_code == 400
+
+
+def test_a_providers_error_is_named_only_when_it_is_a_plain_code(oidc):
+    client = Client()
+    state = parse_qs(urlsplit(start(client)).query)["state"][0]
+    page = client.get(CALLBACK_PATH, {"state": state, "error": "Call <b>+1 555</b> now"}).content.decode()
+    assert "The sign-in service refused the sign-in (invalid)." in page
+    assert "555" not in page.split('<main id="main">')[1]
+    state = parse_qs(urlsplit(start(client)).query)["state"][0]
+    page = client.get(CALLBACK_PATH, {"state": state, "error": "login_required"}).content.decode()
+    assert "The sign-in service refused the sign-in (login_required)." in page
+
+
+def test_a_session_ends_when_its_account_is_disabled(oidc):
+    client = Client()
+    sign_in(client)
+    assert client.get("/").status_code == 200
+    get_user_model().objects.filter(username="alice").update(is_active=False)
+    assert client.get("/")["Location"].startswith("/login/")
+
+
+def test_the_discovery_document_is_kept_an_hour(oidc):
+    first = discovery.document(clock=lambda: 1000.0)
+    assert discovery.document(clock=lambda: 1000.0 + discovery.KEEP_SECONDS - 1) is first
+    assert discovery.document(clock=lambda: 1000.0 + discovery.KEEP_SECONDS) is not first
+
+
+def test_a_discovery_document_of_another_issuer_is_refused(oidc, settings):
+    settings.OIDC_ISSUER = oidc.issuer + "/"
+    response = Client().get("/signin/oidc/start/")
+    assert response.status_code == 424
 
 
 def test_a_callback_without_its_code_is_a_400(oidc):
@@ -141,9 +182,14 @@ def test_a_callback_without_its_code_is_a_400(oidc):
     ("tamper", "reason"),
     [
         ("signature", "is not signed by its keys"),
+        ("hs256", "is not signed by its keys"),
         ("audience", "was made for another application"),
+        ("audiences", "was made for another application"),
+        ("issuer", "comes from another issuer"),
         ("nonce", "belongs to another sign-in"),
         ("expired", "has expired"),
+        ("no-expiry", "could not be read"),
+        ("userinfo", "disagree about who you are"),
     ],
 )
 def test_a_tampered_id_token_is_refused_with_no_session(oidc, tamper, reason):
@@ -204,6 +250,14 @@ def test_a_password_post_carrying_a_code_never_reaches_the_provider(oidc, alice)
     # posted to a URL with code and state must not become a token exchange.
     response = Client().post("/login/?code=x&state=y", {"username": "alice", "password": "wrong"})
     assert response.status_code == 200
+
+
+def test_a_local_account_signs_out_as_before(oidc, alice):
+    client = Client()
+    client.force_login(alice)
+    response = client.post("/logout/")
+    assert response.status_code == 302
+    assert response["Location"] == "/login/"
 
 
 def test_sign_out_ends_the_session_and_offers_the_providers(oidc):

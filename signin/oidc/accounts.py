@@ -33,10 +33,9 @@ def account_for(identity: Identity):
     if identity.email and identity.email != user.email:
         changed["email"] = identity.email
     if changed:
-        # Only the fields this sign-in changes, on a row still active: an
-        # administrator disabling it meanwhile is not undone.
-        if not User.objects.filter(pk=user.pk, is_active=True).update(**changed):
-            raise AccountRefused(_("This account is disabled here."), detail=f"user {user.pk} disabled meanwhile")
+        # Only the fields this sign-in changes: an administrator disabling
+        # the account meanwhile is not undone (and its session then ends).
+        User.objects.filter(pk=user.pk).update(**changed)
         for name, value in changed.items():
             setattr(user, name, value)
     return user

@@ -17,9 +17,13 @@
 //
 // For the tests, on the same port:
 //   PUT /_test/accounts/<id>  {"password", "email", "groups", "tamper"}  makes or replaces an account.
-// An account's "tamper" makes the ID token of its next sign-ins bad in one
-// way: "signature" (signed by another key under the same kid), "audience"
-// (made for another client), "nonce" (another sign-in's), "expired".
+// An account's "tamper" makes the answers of its next sign-ins bad in one
+// way: the ID token "signature" (signed by another key under the same kid),
+// "audience" (made for another client), "audiences" (for this client and
+// another, without azp), "issuer" (another issuer's), "nonce" (another
+// sign-in's), "expired", "no-expiry" (no exp), "hs256" (an HMAC with the
+// client secret as its key); or "userinfo" (the userinfo endpoint answering
+// for another subject).
 
 import { randomUUID } from 'node:crypto';
 import * as querystring from 'node:querystring';
@@ -169,20 +173,32 @@ provider.use(async (ctx, next) => {
   if (ctx.path === '/token' && ctx.status === 200 && ctx.body && ctx.body.id_token) {
     ctx.body = { ...ctx.body, id_token: await tampered(ctx.body.id_token) };
   }
+  if (ctx.path === '/me' && ctx.status === 200 && ctx.body && accounts.get(ctx.body.sub)?.tamper === 'userinfo') {
+    ctx.body = { ...ctx.body, sub: 'someone-else' };
+  }
 });
 
 async function tampered(idToken) {
   const claims = decodeJwt(idToken);
   const mode = accounts.get(claims.sub)?.tamper;
-  if (!mode) return idToken;
+  if (!mode || mode === 'userinfo') return idToken;
   let key = signing.privateKey;
+  let alg = 'RS256';
   const now = Math.floor(Date.now() / 1000);
   if (mode === 'signature') key = stranger.privateKey;
   else if (mode === 'audience') claims.aud = 'another-client';
+  else if (mode === 'audiences') {
+    claims.aud = [config.clientId, 'another-client'];
+    delete claims.azp;
+  } else if (mode === 'issuer') claims.iss = 'http://127.0.0.1:1';
   else if (mode === 'nonce') claims.nonce = 'another-sign-in';
   else if (mode === 'expired') Object.assign(claims, { iat: now - 7200, exp: now - 3600 });
-  else throw new Error(`unknown tamper mode ${mode}`);
-  return new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid, typ: 'JWT' }).sign(key);
+  else if (mode === 'no-expiry') delete claims.exp;
+  else if (mode === 'hs256') {
+    key = new TextEncoder().encode(config.clientSecret);
+    alg = 'HS256';
+  } else throw new Error(`unknown tamper mode ${mode}`);
+  return new SignJWT(claims).setProtectedHeader({ alg, kid, typ: 'JWT' }).sign(key);
 }
 
 handler = provider.callback();
