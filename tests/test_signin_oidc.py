@@ -274,3 +274,16 @@ def test_sign_out_ends_the_session_and_offers_the_providers(oidc):
     assert query["id_token_hint"][0].count(".") == 2
     assert signed_in_sessions() == []
     assert client.get("/")["Location"].startswith("/login/")
+
+
+def test_a_code_the_provider_will_not_exchange_is_a_400(oidc):
+    client = Client()
+    used = parse_qs(urlsplit(provider_answer(start(client), "alice", PASSWORD)).query)
+    assert client.get(CALLBACK_PATH, used).status_code == 302
+    client.logout()
+    # A fresh sign-in's state with the code already exchanged: the provider says invalid_grant.
+    state = parse_qs(urlsplit(start(client)).query)["state"][0]
+    response = client.get(CALLBACK_PATH, {"state": state, "code": used["code"][0]})
+    assert response.status_code == 400
+    assert "The sign-in service would not finish this sign-in." in response.content.decode()
+    assert signed_in_sessions() == []
