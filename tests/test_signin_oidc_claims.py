@@ -39,6 +39,7 @@ def test_claims_without_the_username_are_refused():
 
 
 def test_a_username_too_long_for_the_account_is_refused():
+    assert identity_from({"preferred_username": "a" * 150}).username == "a" * 150
     with pytest.raises(AccountRefused):
         identity_from({"preferred_username": "a" * 151})
 
@@ -98,6 +99,12 @@ def test_the_email_follows_the_provider(groups, db):
     get_user_model().objects.create_user("alice", "old@example.com", "x")
     account_for(identity("alice", email="new@example.com"))
     assert get_user_model().objects.get(username="alice").email == "new@example.com"
+
+
+def test_no_email_from_the_provider_leaves_the_accounts(groups, db):
+    get_user_model().objects.create_user("alice", "alice@example.com", "x")
+    account_for(identity("alice", email=""))
+    assert get_user_model().objects.get(username="alice").email == "alice@example.com"
 
 
 def test_a_disabled_account_stays_out_and_keeps_its_roles(groups, db):
