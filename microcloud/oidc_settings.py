@@ -33,6 +33,14 @@ if OIDC_ISSUER and not OIDC_ISSUER.startswith(("https://", "http://")):
     raise ImproperlyConfigured(f"OIDC_ISSUER must be an http:// or https:// URL, got {OIDC_ISSUER!r}")
 OIDC_CLIENT_ID = os.environ.get("OIDC_CLIENT_ID", "").strip()
 OIDC_CLIENT_SECRET = os.environ.get("OIDC_CLIENT_SECRET", "").strip()
+# Or from a file (a container's secret), as SECRET_KEY_FILE.
+_secret_file = os.environ.get("OIDC_CLIENT_SECRET_FILE", "").strip()
+if _secret_file and not OIDC_CLIENT_SECRET:
+    try:
+        with open(_secret_file, encoding="utf-8") as _handle:
+            OIDC_CLIENT_SECRET = _handle.read().strip()
+    except OSError as exc:
+        raise ImproperlyConfigured(f"OIDC_CLIENT_SECRET_FILE {_secret_file!r} cannot be read: {exc.strerror}") from None
 if OIDC_ISSUER and not (OIDC_CLIENT_ID and OIDC_CLIENT_SECRET):
     raise ImproperlyConfigured("OIDC_ISSUER is set: OIDC_CLIENT_ID and OIDC_CLIENT_SECRET must be set too")
 # The button reads "Sign in with <OIDC_PROVIDER_NAME>".

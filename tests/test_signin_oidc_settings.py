@@ -14,6 +14,7 @@ import microcloud.oidc_settings
 from signin.oidc.config import enabled
 
 NAMES = [name for name in microcloud.oidc_settings.__all__ if name != "AUTHENTICATION_BACKENDS"]
+NAMES.append("OIDC_CLIENT_SECRET_FILE")
 
 
 def load(monkeypatch, **env):
@@ -52,6 +53,15 @@ def test_an_issuer_needs_a_client(monkeypatch):
     assert loaded.OIDC_ADMIN_GROUPS == ["admins", "ops"]
     assert loaded.OIDC_CREATE_USERS is False
     assert loaded.LOCAL_LOGIN is False
+
+
+def test_the_client_secret_may_come_from_a_file(monkeypatch, tmp_path):
+    secret = tmp_path / "oidc_client_secret"
+    secret.write_text("from-the-file\n")
+    client = {"OIDC_ISSUER": "https://id.example.com", "OIDC_CLIENT_ID": "c"}
+    assert load(monkeypatch, **client, OIDC_CLIENT_SECRET_FILE=str(secret)).OIDC_CLIENT_SECRET == "from-the-file"
+    with pytest.raises(ImproperlyConfigured, match=r"OIDC_CLIENT_SECRET_FILE .* cannot be read"):
+        load(monkeypatch, **client, OIDC_CLIENT_SECRET_FILE=str(tmp_path / "missing"))
 
 
 @pytest.mark.parametrize(
