@@ -12,6 +12,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from microcloud.databases import database_from_url
 from microcloud.env import envbool, envfloat, envint, envlist, secret_key
+from microcloud.oidc_settings import *  # noqa: F403 (OIDC_*, LOCAL_LOGIN)
 from microcloud.scan_settings import *  # noqa: F403 (CLAMD_URL, SCAN_*: settings Django reads from here)
 from microcloud.signin_local_settings import *  # noqa: F403 (TRUSTED_PROXY_*, TOTP_*, DISABLED_USERS_LINKS)
 from storage.url import BUCKET_BACKEND, storage_from_url
@@ -119,10 +120,15 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "web:login"
 LOGIN_REDIRECT_URL = "web:dashboard"
 LOGOUT_REDIRECT_URL = "web:login"
-# Local passwords, the trusted proxy's header when it is on (signin/proxy.py),
-# and an LDAP directory when LDAP_SERVER_URI names one (signin/directory.py:
-# only then, as python-ldap is installed only then, requirements-ldap.txt).
-AUTHENTICATION_BACKENDS = ["django.contrib.auth.backends.ModelBackend", "signin.proxy.TrustedProxyBackend"]
+# Local passwords, the OpenID provider's sessions (signin/oidc/backend.py: it
+# authenticates nothing by itself), the trusted proxy's header when it is on
+# (signin/proxy.py), and an LDAP directory when LDAP_SERVER_URI names one
+# (signin/directory.py: only then, as python-ldap is installed only then).
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",
+    "signin.oidc.backend.OIDCBackend",
+    "signin.proxy.TrustedProxyBackend",
+]
 if LDAP_SERVER_URI:  # noqa: F405 (microcloud/signin_local_settings.py)
     AUTHENTICATION_BACKENDS.insert(1, "signin.directory.DirectoryBackend")
 

@@ -37,5 +37,7 @@ urlpatterns = [
     path("", include("collect.urls")),
     # The second factor's pages (/login/code/, /account/second-factor/).
     path("", include("signin.urls")),
+    # Sign-in through an OpenID Connect provider (a 404 while OIDC_ISSUER is unset).
+    path("signin/oidc/", include("signin.oidc.urls")),
     path("", include("web.urls")),
 ]

@@ -77,6 +77,12 @@ MODULES: dict[str, list[str]] = {
         "tests/test_login_lockouts.py",
         "tests/test_hardening_logins.py",
     ],
+    "signin/oidc/claims.py": [
+        "tests/test_signin_oidc_claims.py",
+    ],
+    "signin/oidc/accounts.py": [
+        "tests/test_signin_oidc_claims.py",
+    ],
 }
 
 # A mutant's tests may take this many times their unmutated duration, plus

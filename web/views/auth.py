@@ -2,12 +2,15 @@
 style, with the same guessing limits as the admin and the API (the password
 change's old password included)."""
 
+from django.conf import settings
 from django.contrib.auth import views as auth_views
 from django.core.exceptions import ValidationError
 from django.urls import reverse_lazy
 
 from pages.security import PageHeadersMixin
 from ratelimit.logins import LoginRefused, attempt_succeeded, begin_attempt
+from signin.oidc.button import sign_in_button
+from signin.oidc.logout import provider_sign_out_url, signed_out_page
 
 
 class ThrottledPasswordMixin:
@@ -62,9 +65,25 @@ class LoginView(ThrottledPasswordMixin, PageHeadersMixin, auth_views.LoginView):
     def attempt_username(self) -> str:
         return self.request.POST.get("username", "")
 
+    def post(self, request, *args, **kwargs):
+        # LOCAL_LOGIN off: no password here (/admin/login/ keeps its own).
+        if not settings.LOCAL_LOGIN:
+            return self.render_to_response(self.get_context_data(password_refused=True), status=403)
+        return super().post(request, *args, **kwargs)
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        return {**context, "oidc_button": sign_in_button(self.request), "local_login": settings.LOCAL_LOGIN}
+
 
 class LogoutView(PageHeadersMixin, auth_views.LogoutView):
     next_page = reverse_lazy("web:login")
+
+    def post(self, request, *args, **kwargs):
+        # Read before the local session ends: the provider's sign-out needs its ID token.
+        provider_url = provider_sign_out_url(request)
+        response = super().post(request, *args, **kwargs)
+        return signed_out_page(request, provider_url) if provider_url else response
 
 
 class PasswordChangeView(ThrottledPasswordMixin, PageHeadersMixin, auth_views.PasswordChangeView):
