@@ -226,3 +226,10 @@ class ReceivedFile(models.Model):
         if stored is not None and stored.scan_state in NOT_CLEARED:
             return "being_checked"
         return "arrived"
+
+
+def origins(file_ids) -> dict[int, UploadRequest]:
+    """The request each of these stored files arrived through (those that
+    did), in one query: what the owner's file list names as their origin."""
+    arrivals = ReceivedFile.objects.filter(file_id__in=list(file_ids)).select_related("request")
+    return {received.file_id: received.request for received in arrivals}
