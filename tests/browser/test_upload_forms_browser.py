@@ -8,7 +8,9 @@ a phone's width, in English and French, held to axe-core:
   page turns full after its own upload without a reload, and the owner's
   page turns from Open to Full by itself;
 - sizes during an upload read as the server prints them (pages.units), in
-  both languages, and the reversible Close of a request is not red."""
+  both languages, every moment of a share's page (its history's words too)
+  in one format, a past date said beside the form's other errors, and the
+  reversible Close of a request is not red."""
 
 from __future__ import annotations
 
@@ -222,3 +224,50 @@ def test_closing_a_request_is_not_styled_as_the_danger_deleting_is(anon_context,
     danger_rgb = page.evaluate("getComputedStyle(document.body).color")
     assert close.evaluate("(el) => getComputedStyle(el).backgroundColor") != danger_rgb
     assert delete.evaluate("(el) => getComputedStyle(el).backgroundColor") == danger_rgb
+
+
+@LANGUAGES
+def test_every_moment_of_a_share_page_reads_in_one_format(anon_context, alice, make_file, language):
+    from sharing.models import Share
+
+    stored = make_file(alice, name="Plans.pdf", data=b"%PDF-1.4 plans", content_type="application/pdf")
+    share = Share.create_for(file=stored, expires_at=timezone.now() + timedelta(hours=1))
+    share.set_expiry(share.expires_at + timedelta(hours=1))  # a history line with two moments in its words
+    page = anon_context(locale=LOCALES[language], timezone_id="Europe/Paris").new_page()
+    if language == "fr":
+        sign_in_in_french(page)
+    else:
+        sign_in(page, "alice", PASSWORD)
+    page.goto(f"/shares/{share.pk}/")
+    # The moments in the history's words (renewed from, to; created, expires) are times too.
+    expect(page.locator(".history .detail time.local-time")).to_have_count(3)
+    # Every moment of the page, its history's included, in the one format the page's script writes.
+    unconverted = page.evaluate(
+        """() => [...document.querySelectorAll("time.local-time")].filter((el) => el.textContent !== new Date(
+            el.dateTime).toLocaleString(document.documentElement.lang, {dateStyle: "medium", timeStyle: "long"})
+        ).map((el) => el.textContent)"""
+    )
+    assert unconverted == []
+    assert not re.search(r"\d\d:\d\d:\d\d UTC(?![+\-\d])", page.locator(".history").inner_text())
+    axe_check(page)
+
+
+@VIEWPORTS
+@LANGUAGES
+def test_a_share_form_says_a_past_date_together_with_the_other_errors(
+    anon_context, alice, make_file, viewport, language
+):
+    stored = make_file(alice, name="Plans.pdf", data=b"%PDF-1.4 plans", content_type="application/pdf")
+    page = owner_page(anon_context, viewport=viewport, language=language)
+    page.goto(f"/files/{stored.pk}/share/")
+    page.locator('input[name="max_downloads"]').fill("0")
+    page.locator('input[name="expires_local"]').fill("2020-01-01T10:00")
+    page.locator('form button[type="submit"]').last.click()
+    limit = page.locator('input[name="max_downloads"]')
+    when = page.locator('input[name="expires_local"]')
+    expect(limit).to_have_attribute("aria-invalid", "true")
+    expect(when).to_have_attribute("aria-invalid", "true")
+    passed = {"en": "That time has already passed", "fr": "Ce moment est déjà passé"}[language]
+    expect(page.get_by_text(passed)).to_be_visible()
+    fits_the_width(page)
+    axe_check(page)
