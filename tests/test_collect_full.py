@@ -49,6 +49,7 @@ def test_an_open_request_with_room_shows_the_form_and_no_full_notice(alice):
     arrive(upload_request)
     html = Client().get(page(upload_request)).content.decode()
     assert "This request is full." not in html
+    assert "{#" not in html  # no template comment left as text
     assert 'type="file"' in html
     assert "data-files-left>1<" in html
 
