@@ -105,3 +105,10 @@ def test_an_arrival_is_printed_to_the_second_as_every_other_moment(alice_web, al
     every = times_of(alice_web.get("/requests/").content.decode())
     assert len(every) == 2  # open until, arrived
     assert all(re.fullmatch(r"\d{1,2} \w{3} \d{4}, \d\d:\d\d:\d\d UTC", text) for text in every)
+
+
+def test_the_api_tokens_page_prints_its_moments_as_every_other(alice_web):
+    alice_web.post("/account/token/", {"action": "create", "name": "laptop", "expires_in_days": "7"})
+    every = times_of(alice_web.get("/account/token/").content.decode())
+    assert len(every) == 2  # made on, expires on
+    assert all(re.fullmatch(r"\d{1,2} \w{3} \d{4}, \d\d:\d\d:\d\d UTC", text) for text in every)
