@@ -146,13 +146,13 @@ class UploadRequest(models.Model):
 
     @property
     def files_left(self) -> int | None:
-        """Files it still takes (None: no limit)."""
-        return None if self.max_files is None else max(0, self.max_files - self.files_taken)
+        """Files it still takes (None: no limit; never below 0: request_files_in_limit)."""
+        return None if self.max_files is None else self.max_files - self.files_taken
 
     @property
     def bytes_left(self) -> int | None:
-        """Bytes of room it has left (None: no limit)."""
-        return None if self.max_bytes is None else max(0, self.max_bytes - self.bytes_taken)
+        """Bytes of room it has left (None: no limit; never below 0: request_bytes_in_limit)."""
+        return None if self.max_bytes is None else self.max_bytes - self.bytes_taken
 
     def how_it_ended(self, now) -> tuple[str, datetime] | None:
         """(end reason, when) of a request no longer open at `now`, None while

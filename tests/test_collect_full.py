@@ -45,9 +45,10 @@ def test_a_full_requests_page_says_so_and_offers_no_form(alice, limits):
 
 
 def test_an_open_request_with_room_shows_the_form_and_no_full_notice(alice):
-    upload_request = request_of(alice, max_files=2)
-    arrive(upload_request)
+    upload_request = request_of(alice, max_files=2, max_bytes=100)
+    arrive(upload_request)  # 14 bytes
     html = Client().get(page(upload_request)).content.decode()
+    assert 'data-bytes-left="86">86\xa0bytes<' in html
     assert "This request is full." not in html
     assert "{#" not in html  # no template comment left as text
     assert 'type="file"' in html
