@@ -60,7 +60,7 @@ class RequestPage(PageHeadersMixin, View):
         if "password" in request.POST:
             return self.unlock(request)
         found = self.upload_request
-        if found is None or not found.is_open(timezone.now()) or found.is_full() or not may_upload(request, found):
+        if found is None or not found.is_open(timezone.now()) or not may_upload(request, found):
             return self.get(request, token)
         form = UploadForm(request.POST, request.FILES)
         if not form.is_valid():

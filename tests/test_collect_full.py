@@ -58,9 +58,11 @@ def test_an_open_request_with_room_shows_the_form_and_no_full_notice(alice):
 def test_a_file_posted_to_a_full_request_is_not_kept(alice):
     upload_request = request_of(alice, max_bytes=14)
     arrive(upload_request)
-    response = Client().post(page(upload_request), {"files": [SimpleUploadedFile("empty.txt", b"")]})
-    assert response.status_code == 200
-    assert "This request is full." in response.content.decode()
+    response = Client().post(page(upload_request), {"files": [SimpleUploadedFile("more.txt", b"more")]})
+    assert response.status_code == 413
+    html = response.content.decode()
+    assert "more.txt was not sent. This request is full: it takes no more files." in html
+    assert "This request is full." in html
     assert list(StoredFile.objects.values_list("name", flat=True)) == ["scan.pdf"]
 
 
