@@ -52,11 +52,19 @@ def request_open_q(now) -> Q:
     return unended_q() & Q(expires_at__gt=now)
 
 
+def places_left_q() -> Q:
+    """The request is not full: a place for one more file, and a byte of
+    room, within its limits. A full request takes nothing more, not even an
+    empty file, so a page that says "full" and the endpoints agree."""
+    files = Q(max_files__isnull=True) | Q(files_taken__lt=F("max_files"))
+    size = Q(max_bytes__isnull=True) | Q(bytes_taken__lt=F("max_bytes"))
+    return files & size
+
+
 def room_q(length: int) -> Q:
     """One more file of `length` bytes fits in the request's limits."""
-    files = Q(max_files__isnull=True) | Q(files_taken__lt=F("max_files"))
     size = Q(max_bytes__isnull=True) | Q(bytes_taken__lte=F("max_bytes") - length)
-    return files & size
+    return places_left_q() & size
 
 
 class UploadRequestQuerySet(models.QuerySet):
@@ -130,6 +138,22 @@ class UploadRequest(models.Model):
         """request_open_q for this row (tests/test_collect_rules.py: they agree)."""
         return self.ended_at is None and self.expires_at > now
 
+    def is_full(self) -> bool:
+        """Not places_left_q for this row: no file, of any size, fits."""
+        files_full = self.max_files is not None and self.files_taken >= self.max_files
+        bytes_full = self.max_bytes is not None and self.bytes_taken >= self.max_bytes
+        return files_full or bytes_full
+
+    @property
+    def files_left(self) -> int | None:
+        """Files it still takes (None: no limit; never below 0: request_files_in_limit)."""
+        return None if self.max_files is None else self.max_files - self.files_taken
+
+    @property
+    def bytes_left(self) -> int | None:
+        """Bytes of room it has left (None: no limit; never below 0: request_bytes_in_limit)."""
+        return None if self.max_bytes is None else self.max_bytes - self.bytes_taken
+
     def how_it_ended(self, now) -> tuple[str, datetime] | None:
         """(end reason, when) of a request no longer open at `now`, None while
         open. One past its deadline that the daemon has not stamped yet ended
@@ -202,3 +226,10 @@ class ReceivedFile(models.Model):
         if stored is not None and stored.scan_state in NOT_CLEARED:
             return "being_checked"
         return "arrived"
+
+
+def origins(file_ids) -> dict[int, UploadRequest]:
+    """The request each of these stored files arrived through (those that
+    did), in one query: what the owner's file list names as their origin."""
+    arrivals = ReceivedFile.objects.filter(file_id__in=list(file_ids)).select_related("request")
+    return {received.file_id: received.request for received in arrivals}

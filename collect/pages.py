@@ -4,8 +4,9 @@ GET shows what is asked (title, the owner's note, the limits, the
 deadline) and the upload form: resumable uploads through the request's tus
 endpoints with JavaScript, one multipart POST without. A request with a
 password shows its password form first (POST password=...); an ended one
-says so (410). Every answer is decided by the request's rules at the time
-of the request, whatever the daemon has done yet.
+says so (410), and a full one says so instead of offering the form. Every
+answer is decided by the request's rules at the time of the request,
+whatever the daemon has done yet.
 """
 
 from django.conf import settings
@@ -116,8 +117,8 @@ class RequestPage(PageHeadersMixin, View):
         context = {
             "upload_request": found,
             "owner_name": owner_shown(found.owner),
-            "files_left": None if found.max_files is None else found.max_files - found.files_taken,
-            "bytes_left": None if found.max_bytes is None else found.max_bytes - found.bytes_taken,
+            # Full before the uploader chooses anything: no form to choose with.
+            "full": found.is_full(),
             "upload_action": reverse("collect:page", args=[found.token]),
             "tus_endpoint": reverse("collect:tus-uploads", args=[found.token]),
             "tus_chunk_bytes": page_chunk(),

@@ -89,6 +89,8 @@ def why_not(upload_request: UploadRequest | None, now, length: int) -> Exception
             )
             % {"count": limit}
         )
+    if upload_request.is_full():
+        return RequestFull(_("This request is full: it takes no more files."))
     left = max(0, (upload_request.max_bytes or 0) - upload_request.bytes_taken)
     return RequestFull(
         _("This file (%(size)s) is larger than the room this request has left (%(left)s).")

@@ -43,6 +43,8 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "ratelimit",
     "sharing",
+    # Its template filters and static files (the pages' one formatter of sizes and moments).
+    "pages",
     "webhooks",
     "links",
     "web",

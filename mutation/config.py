@@ -43,11 +43,14 @@ MODULES: dict[str, list[str]] = {
     ],
     "collect/models.py": [
         "tests/test_collect_rules.py",
+        "tests/test_collect_full.py",
+        "tests/test_collect_origins.py",
         "tests/test_collect_api.py",
         "tests/test_collect_race.py",
     ],
     "collect/places.py": [
         "tests/test_collect_rules.py",
+        "tests/test_collect_full.py",
         "tests/test_collect_api.py",
         "tests/test_collect_race.py",
         "tests/test_collect_strangers.py",

@@ -9,7 +9,7 @@ from django.db import IntegrityError, transaction
 from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
 
-from collect.models import ReceivedFile, UploadRequest, request_open_q, room_q
+from collect.models import ReceivedFile, UploadRequest, places_left_q, request_open_q, room_q
 from collect.places import RequestEnded, RequestFull, give_back, take_place
 
 pytestmark = pytest.mark.django_db
@@ -67,7 +67,7 @@ def taken(upload_request: UploadRequest, files: int, size: int) -> UploadRequest
         ({"max_bytes": 100}, 0, 0, 101, False),
         ({"max_bytes": 100}, 4, 60, 40, True),
         ({"max_bytes": 100}, 4, 60, 41, False),
-        ({"max_bytes": 100}, 4, 100, 0, True),  # full to the byte: an empty file still fits
+        ({"max_bytes": 100}, 4, 100, 0, False),  # full to the byte: full, not even an empty file fits
         ({"max_bytes": 100}, 4, 100, 1, False),
         # Both: each must hold.
         ({"max_files": 2, "max_bytes": 100}, 1, 50, 50, True),
@@ -82,7 +82,7 @@ def test_room_in_the_database_follows_the_limits(alice, limits, files, size, len
     upload_request = taken(new_request(alice, **limits), files, size)
     assert fits(upload_request, length) is expected
     by_hand = (limits.get("max_files") is None or files < limits["max_files"]) and (
-        limits.get("max_bytes") is None or size + length <= limits["max_bytes"]
+        limits.get("max_bytes") is None or (size + length <= limits["max_bytes"] and size < limits["max_bytes"])
     )
     assert by_hand is expected  # the table itself says what the limits mean
 
@@ -100,12 +100,42 @@ def test_it_never_overwrites_a_request_when_given_the_id_of_one(alice):
     assert UploadRequest.objects.get(pk=kept.pk).title == "Kept"
 
 
-def test_it_says_no_room_is_left_in_a_request_full_to_the_byte(alice):
+def test_it_says_a_request_full_to_the_byte_is_full(alice):
     upload_request = new_request(alice, max_bytes=10)
     take_place(upload_request.pk, "first", "a.pdf", 10)
+    for length in (1, 0):
+        with pytest.raises(RequestFull) as refused:
+            take_place(upload_request.pk, f"next-{length}", "b.pdf", length)
+        assert refused.value.message == "This request is full: it takes no more files."
+
+
+def test_it_says_how_much_room_is_left_for_a_file_too_big_for_it(alice):
+    upload_request = new_request(alice, max_bytes=10)
+    take_place(upload_request.pk, "first", "a.pdf", 4)
     with pytest.raises(RequestFull) as refused:
-        take_place(upload_request.pk, "second", "b.pdf", 1)
-    assert refused.value.message.endswith(f"has left ({filesizeformat(0)}).")
+        take_place(upload_request.pk, "second", "b.pdf", 7)
+    assert refused.value.message.endswith(f"has left ({filesizeformat(6)}).")
+
+
+@pytest.mark.parametrize(
+    ("limits", "files", "size", "full"),
+    [
+        ({}, 10**6, 2**50, False),
+        ({"max_files": 3}, 2, 0, False),
+        ({"max_files": 3}, 3, 0, True),
+        ({"max_bytes": 100}, 9, 99, False),
+        ({"max_bytes": 100}, 9, 100, True),
+        ({"max_files": 2, "max_bytes": 100}, 2, 10, True),
+        ({"max_files": 2, "max_bytes": 100}, 1, 100, True),
+        ({"max_files": 2, "max_bytes": 100}, 1, 99, False),
+    ],
+)
+def test_full_in_python_and_in_the_database_agree(alice, limits, files, size, full):
+    upload_request = taken(new_request(alice, **limits), files, size)
+    upload_request.refresh_from_db()
+    assert upload_request.is_full() is full
+    assert UploadRequest.objects.filter(places_left_q(), pk=upload_request.pk).exists() is not full
+    assert fits(upload_request, 0) is not full  # a full request takes nothing, not even an empty file
 
 
 def test_it_gives_back_an_unfinished_uploads_place_once(alice):

@@ -88,7 +88,9 @@ class ExpiryForm(forms.Form):
 
     def clean(self):
         cleaned = super().clean()
-        if self.errors:
+        # Only the expiry's own fields stop its check: a past date is said
+        # beside another field's error, not after that one is fixed.
+        if any(name in self.errors for name in EXPIRY_FIELDS):
             return cleaned
         now = timezone.now()
         if cleaned["lifetime"] == CUSTOM:
@@ -108,6 +110,9 @@ class ExpiryForm(forms.Form):
                 else:
                     self.add_error(field, error)
         return cleaned
+
+
+EXPIRY_FIELDS = ("lifetime", "expires_local", "time_zone")
 
 
 class ReactivateForm(ExpiryForm):

@@ -7,10 +7,12 @@ said on the line of the download it closes ("received in full", "stopped at
 from dataclasses import dataclass
 from datetime import timedelta
 
-from django.template.defaultfilters import filesizeformat
+from django.utils.html import conditional_escape, format_html
+from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from pages.units import file_size
 from sharing.models import Share, ShareEvent
 from sharing.models.receipts import of_events, reached_percent
 from web.presenters import when
@@ -57,18 +59,28 @@ def delivery_words(event: ShareEvent, receipt: ShareEvent | None) -> str:
     return _("stopped at %(percent)s %%") % {"percent": at}
 
 
+def _with_moments(words: str, **moments) -> SafeString:
+    """Translated words around moments, each a <time> the page's script shows
+    in the reader's zone as it does the line's own time and every other one."""
+    times = {
+        name: format_html('<time class="local-time" datetime="{}">{}</time>', moment.isoformat(), when(moment))
+        for name, moment in moments.items()
+    }
+    return mark_safe(conditional_escape(words) % times)
+
+
 def _detail(event: ShareEvent) -> str:
     kind = ShareEvent.Kind
     if event.kind == kind.RENEWED and event.old_expires_at and event.expires_at:
-        return _("from %(old)s to %(new)s") % {"old": when(event.old_expires_at), "new": when(event.expires_at)}
+        return _with_moments(_("from %(old)s to %(new)s"), old=event.old_expires_at, new=event.expires_at)
     if event.kind == kind.CREATED and event.expires_at:
-        return _("expires %(when)s") % {"when": when(event.expires_at)}
+        return _with_moments(_("expires %(when)s"), when=event.expires_at)
     if event.kind == kind.EXPIRED and event.lateness is not None:
         return _milliseconds(event.lateness)
     if event.kind in (kind.DOWNLOADED, kind.RESUMED, kind.WRONG_PASSWORD):
         parts = []
         if event.bytes is not None:
-            parts.append(filesizeformat(event.bytes))
+            parts.append(file_size(event.bytes))
         parts += [part for part in (event.client_address, event.user_agent) if part]
         return " · ".join(str(part) for part in parts)
     if event.kind == kind.CHANGED:
@@ -95,7 +107,7 @@ def history(share: Share) -> list[HistoryLine]:
         detail = _detail(event)
         delivered = delivery_words(event, receipts.get(event.pk))
         if delivered:
-            detail = f"{delivered} · {detail}" if detail else delivered
+            detail = format_html("{} · {}", delivered, detail) if detail else delivered
         lines.append(
             HistoryLine(
                 at=when(event.at),

@@ -5,10 +5,10 @@ changes its wording when the script refreshes it."""
 from dataclasses import asdict, dataclass
 from datetime import datetime
 
-from django.utils import formats
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
+from pages import units
 from pages.end_states import END_WORDS, status_label
 from sharing.models import Share
 from sharing.models.receipts import whole_copies
@@ -16,7 +16,7 @@ from sharing.models.receipts import whole_copies
 
 def when(moment: datetime) -> str:
     """A moment as the pages print it (UTC; the script shows it in the reader's zone)."""
-    return formats.date_format(moment, "j M Y, H:i:s") + " UTC"
+    return units.moment(moment)
 
 
 def how_it_ended(share: Share, now: datetime) -> tuple[str, datetime | None] | tuple[None, None]:

@@ -16,6 +16,7 @@ urlpatterns = [
     path("files/<int:pk>/share/", shares.ShareCreateView.as_view(), name="share-create"),
     path("files/share/", shares.ShareCreateView.as_view(), name="share-several"),
     path("requests/", requests.RequestsView.as_view(), name="requests"),
+    path("requests/places/", requests.RequestPlacesView.as_view(), name="request-places"),
     path("requests/<int:pk>/close/", requests.RequestCloseView.as_view(), name="request-close"),
     path("requests/<int:pk>/delete/", requests.RequestDeleteView.as_view(), name="request-delete"),
     path("shares/live/", dashboard.LiveSharesView.as_view(), name="shares-live"),

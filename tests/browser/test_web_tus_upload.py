@@ -168,11 +168,12 @@ def test_two_files_go_at_once_with_their_figures_and_arrive_intact(owner, alice,
         gate.wait_for_held(2)
         gate.release_held()
         owner.wait_for_timeout(STEP_MS)
-    for name, size in (("camera roll.zip", "3.0 MB"), ("notes.pdf", "2.0 MB")):
+    # Sizes as the file list prints them (pages.units): KB, and a space that does not wrap.
+    for name, size in (("camera roll.zip", "3.0\xa0MB"), ("notes.pdf", "2.0\xa0MB")):
         item = item_of(owner, name)
         expect(item.locator('[data-stat="percent"]')).to_have_text(re.compile(r"^\d{1,2}%$"))
-        expect(item.locator('[data-stat="bytes"]')).to_have_text(re.compile(rf"^\d+\.\d (kB|MB) of {size}$"))
-        expect(item.locator('[data-stat="speed"]')).to_have_text(re.compile(r"^\d+\.\d (kB|MB)/s$"))
+        expect(item.locator('[data-stat="bytes"]')).to_have_text(re.compile(rf"^\d+\.\d\xa0(KB|MB) of {size}$"))
+        expect(item.locator('[data-stat="speed"]')).to_have_text(re.compile(r"^\d+\.\d\xa0(KB|MB)/s$"))
         expect(item.locator('[data-stat="eta"]')).to_have_text(re.compile(r"^\d+ (sec|min) left$"))
         expect(item.get_by_role("button", name=f"Pause {name}")).to_be_visible()
         expect(item.get_by_role("button", name=f"Cancel {name}")).to_be_visible()

@@ -13,10 +13,11 @@ from django.contrib import messages
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.core.paginator import Paginator
 from django.db.models import Prefetch
+from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.utils import timezone
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, pgettext
 from django.views import View
 from django.views.generic import TemplateView
 
@@ -24,6 +25,7 @@ from collect.ending import close_request, delete_request
 from collect.models import ReceivedFile, UploadRequest
 from collect.unlock import request_path
 from pages.security import PageHeadersMixin
+from pages.units import file_size, moment
 from web.forms import UploadRequestForm
 from web.views.dashboard import PAGE_SIZE
 from web.views.shares import OwnerFormView
@@ -42,6 +44,47 @@ class RequestRow:
     open: bool
     ended: str
     ended_at: datetime | None
+
+    @property
+    def full(self) -> bool:
+        """Open, but with no place left (UploadRequest.is_full)."""
+        return self.open and self.request.is_full()
+
+    @property
+    def state(self) -> str:
+        """The word of its Status cell: Open, Full, or how it ended."""
+        if not self.open:
+            return self.ended
+        if self.full:
+            return pgettext("an upload request with no place left", "Full")
+        return pgettext("an upload request that takes files", "Open")
+
+    @property
+    def files(self) -> str:
+        taken, limit = self.request.files_taken, self.request.max_files
+        if limit is None:
+            return _("%(taken)s (no limit)") % {"taken": taken}
+        return _("%(taken)s of %(limit)s") % {"taken": taken, "limit": limit}
+
+    @property
+    def size(self) -> str:
+        taken, limit = self.request.bytes_taken, self.request.max_bytes
+        if limit is None:
+            return _("%(taken)s (no limit)") % {"taken": file_size(taken)}
+        return _("%(taken)s of %(limit)s") % {"taken": file_size(taken), "limit": file_size(limit)}
+
+    def as_json(self) -> dict:
+        """What the page's poll (requests_live.js) writes into the row."""
+        return {
+            "id": self.request.pk,
+            "open": self.open,
+            "full": self.full,
+            "state": self.state,
+            "ended_at": self.ended_at.isoformat() if self.ended_at else None,
+            "ended_at_utc": moment(self.ended_at) if self.ended_at else None,
+            "files": self.files,
+            "bytes": self.size,
+        }
 
 
 def request_row(http_request, upload_request: UploadRequest, now: datetime) -> RequestRow:
@@ -89,6 +132,28 @@ class RequestsView(OwnerFormView):
         link = self.request.build_absolute_uri(request_path(upload_request))
         messages.success(self.request, _("Your upload request is ready. Send this link: %(link)s") % {"link": link})
         return redirect("web:requests")
+
+
+class RequestPlacesView(LoginRequiredMixin, View):
+    """GET ?id=...&id=...: the state and places taken of the owner's requests
+    with those ids (the ones a page shows), as JSON, for the page's poll.
+    Ids of other users' requests, or of none, are left out."""
+
+    http_method_names = ["get"]
+
+    def get(self, request):
+        try:
+            ids = [int(value) for value in request.GET.getlist("id")]
+        except ValueError:
+            return JsonResponse({"detail": "Each id must be a whole number."}, status=400)
+        if len(ids) > PAGE_SIZE:
+            return JsonResponse({"detail": f"At most {PAGE_SIZE} ids at once (a page of requests)."}, status=400)
+        now = timezone.now()
+        found = UploadRequest.objects.filter(owner=request.user, pk__in=ids)
+        rows = [request_row(request, upload_request, now).as_json() for upload_request in found]
+        response = JsonResponse({"requests": rows})
+        response["Cache-Control"] = "no-store"
+        return response
 
 
 class RequestCloseView(LoginRequiredMixin, View):

@@ -5,8 +5,8 @@
 // localStorage). Each file shows its progress, bytes, speed and time left,
 // with Pause/Resume and Cancel (which deletes the upload on the server).
 // Every word shown comes from the form's data- attributes, translated by the
-// template; numbers and their units are formatted by the browser in the
-// page's language. Without JavaScript (or without what tus-js-client needs)
+// template; sizes read as the server prints them (pages/units.js), durations
+// and percentages are formatted by the browser in the page's language. Without JavaScript (or without what tus-js-client needs)
 // the form posts all chosen files at once and the server answers with a page.
 (function () {
   "use strict";
@@ -32,6 +32,18 @@
   var uploads = []; // every file sent from this page, in the order chosen
   var listChanged = false; // a file was stored or space given back since the last refresh
   form.classList.add("scripted"); // the Upload button goes: choosing sends
+  // The plain input gives way to styled buttons that open the inputs, and
+  // the zone says it takes a drop (only now that dropping works).
+  var plain = document.getElementById("id_files");
+  plain.hidden = true;
+  form.querySelector('label[for="id_files"]').hidden = true;
+  zone.querySelector(".drop-hint").hidden = false;
+  zone.querySelector(".choose-buttons").hidden = false;
+  Array.prototype.slice.call(zone.querySelectorAll("button[data-opens]")).forEach(function (opener) {
+    var input = document.getElementById(opener.dataset.opens);
+    if (input.id === "id_folder") opener.hidden = !("webkitdirectory" in input);
+    opener.addEventListener("click", function () { input.click(); });
+  });
 
   function unit(value, name, digits) {
     return new Intl.NumberFormat(lang, {
@@ -39,16 +51,10 @@
     }).format(value);
   }
 
-  var BYTE_UNITS = ["byte", "kilobyte", "megabyte", "gigabyte", "terabyte"];
-
-  // 1024-based, as the file list's sizes are.
+  // Sizes as the server prints them, in the same words (pages/static/pages/units.js).
   function size(bytes, perSecond) {
-    var step = 0;
-    while (bytes >= 1024 && step < BYTE_UNITS.length - 1) {
-      bytes /= 1024;
-      step += 1;
-    }
-    return unit(bytes, BYTE_UNITS[step] + (perSecond ? "-per-second" : ""), step ? 1 : 0);
+    var words = window.microcloudUnits.size(bytes);
+    return perSecond ? fill(text.speedText, { size: words }) : words;
   }
 
   function duration(seconds) {
@@ -124,13 +130,20 @@
       .then(function (response) { return response.text(); })
       .then(function (html) {
         var page = new DOMParser().parseFromString(html, "text/html");
-        ["files", "storage"].forEach(function (id) {
+        // The dashboard's files and storage; an upload request's places left.
+        ["files", "storage", "request-places"].forEach(function (id) {
           var fresh = page.getElementById(id);
           var current = document.getElementById(id);
-          if (fresh && current) current.replaceWith(fresh);
+          if (fresh && current) {
+            current.replaceWith(fresh);
+            window.microcloudTime.showLocalTimes(fresh);
+          }
         });
-        var files = document.getElementById("files");
-        if (files) window.microcloudTime.showLocalTimes(files);
+        // A request that has just filled up takes nothing more: nothing to choose with.
+        if (document.getElementById("request-full")) {
+          zone.hidden = true;
+          inputs.forEach(function (input) { input.disabled = true; });
+        }
       });
   }
 
