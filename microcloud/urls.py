@@ -7,6 +7,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from api.not_found import api_not_found
 from api.urls import api_urlpatterns, request_urlpatterns
 from api.views import TokenView
+from pages.themes import set_theme
 from ratelimit.logins import throttled_admin_login
 from uploads.urls import api_urlpatterns as upload_urlpatterns
 from webhooks.urls import api_urlpatterns as webhook_urlpatterns
@@ -34,6 +35,8 @@ urlpatterns = [
     path("", include("metrics.urls")),
     # POST /i18n/setlang/: the language switcher's form (Django's set_language).
     path("i18n/", include("django.conf.urls.i18n")),
+    # POST /theme/: the theme switcher's form (pages/themes.py).
+    path("theme/", set_theme, name="set-theme"),
     path("", include("collect.urls")),
     # The second factor's pages (/login/code/, /account/second-factor/).
     path("", include("signin.urls")),

@@ -33,7 +33,7 @@ def get(client: Client, path: str, language: str, **headers):
 
 def assert_in_language(response, language: str, says: list[str], not_says: list[str]) -> str:
     text = response.content.decode()
-    assert f'<html lang="{language}">' in text
+    assert f'<html lang="{language}" ' in text  # then the theme (pages/themes.py)
     for expected in says:
         assert expected in text, expected
     for unexpected in not_says:

@@ -74,7 +74,7 @@ def test_reactivating_a_used_up_link_without_resetting_says_why_and_changes_noth
 
 def test_the_dashboards_reactivate_button_brings_the_link_back_and_returns(alice_web, shared_file):
     share = used_up(shared_file)
-    dashboard = alice_web.get("/").content.decode()
+    dashboard = alice_web.get("/?status=ended").content.decode()
     assert f'action="/shares/{share.pk}/reactivate/"' in dashboard
     response = alice_web.post(f"/shares/{share.pk}/reactivate/", {"next": "/?status=all"})
     assert response.status_code == 302

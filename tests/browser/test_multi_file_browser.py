@@ -16,7 +16,7 @@ from playwright.sync_api import expect
 
 from sharing.models import Share, StoredFile
 from tests.browser.helpers import axe_check, no_foreign_requests, save_screenshot
-from tests.browser.test_web_browser import PASSWORD, sign_in
+from tests.browser.test_web_browser import PASSWORD, show_files, sign_in
 
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
@@ -134,6 +134,7 @@ def test_a_preview_opened_on_its_own_never_runs_the_files_script(anon_context, s
 def test_the_owner_ticks_files_on_the_dashboard_and_shares_them_with_one_link(anon_context, alice, share, javascript):
     owner = anon_context(viewport=DESKTOP, java_script_enabled=javascript).new_page()
     sign_in(owner, "alice", PASSWORD)
+    show_files(owner)
 
     owner.get_by_label("Choose drawing.svg").check()
     owner.get_by_label("Choose Holiday photo.png").check()

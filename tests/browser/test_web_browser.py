@@ -51,6 +51,11 @@ def row_of(page: Page, share: Share):
     return page.locator(f'[data-share-id="{share.pk}"]')
 
 
+def show_files(page: Page) -> None:
+    """Unfold the dashboard's file list (folded so that the links come first)."""
+    page.locator("details.file-list > summary").click()
+
+
 def test_the_log_in_page_leads_to_the_dashboard(page, alice):
     page.goto("/")
     expect(page.get_by_role("heading", name="Log in")).to_be_visible()
@@ -111,6 +116,7 @@ def test_share_with_a_short_lifetime_and_a_limit_then_watch_it_expire_live(
 ):
     stored = make_file(alice, name="Plans.pdf", data=b"%PDF-1.4 plans", content_type="application/pdf")
     owner.goto("/")
+    show_files(owner)
     owner.get_by_role("link", name="Share Plans.pdf").click()
     expect(owner.get_by_role("heading", name="Share Plans.pdf")).to_be_visible()
     expect(owner.locator("[data-local-zone]")).to_have_text(ZONE)
@@ -173,7 +179,7 @@ def test_the_copy_button_puts_the_link_on_the_clipboard(owner, shared_file):
 def test_unsharing_from_the_dashboard_makes_the_link_answer_410(owner, anon_context, shared_file):
     keep = share_of(shared_file)
     end = share_of(shared_file)
-    owner.goto("/")
+    owner.goto("/?status=all")
     row_of(owner, end).get_by_role("button", name=re.compile("^Unshare")).click()
     expect(owner.get_by_text("The link has been unshared; it no longer works.")).to_be_visible()
     expect(row_of(owner, end).locator('[data-field="status_label"]')).to_have_text("Unshared")
@@ -240,7 +246,7 @@ def test_the_dashboard_shows_each_links_life_and_reads_well(owner, alice, make_f
     share_of(photo, seconds=600).unshare()
     used = share_of(report, max_downloads=1)
     assert used.count_download()
-    owner.goto("/")
+    owner.goto("/?status=all")
     expect(row_of(owner, limited).locator('[data-field="downloads"]')).to_have_text("2 (limit 5)")
     expect(row_of(owner, limited).locator('[data-field="downloads_left"]')).to_have_text("3")
     expect(row_of(owner, used).locator('[data-field="ended"]')).to_contain_text("Download limit reached at")
@@ -254,9 +260,9 @@ def test_the_dashboard_shows_each_links_life_and_reads_well(owner, alice, make_f
     axe_check(owner)
     no_foreign_requests(owner)
     save_screenshot(owner, "web-dashboard")
-    owner.get_by_role("link", name="Unshared").click()
-    expect(owner.locator("tbody tr.share-row")).to_have_count(1)
-    expect(owner.get_by_role("link", name="Unshared")).to_have_attribute("aria-current", "page")
+    owner.get_by_role("link", name="Ended").click()
+    expect(owner.locator("tbody tr.share-row")).to_have_count(2)  # the unshared link and the used one
+    expect(owner.get_by_role("link", name="Ended")).to_have_attribute("aria-current", "page")
 
 
 def test_the_dashboard_works_on_a_phone(anon_context, alice, shared_file):
@@ -280,6 +286,7 @@ def test_the_pages_work_without_javascript(anon_context, alice):
     page.locator("#id_files").set_input_files([{"name": "a.txt", "mimeType": "text/plain", "buffer": b"plain"}])
     page.get_by_role("button", name="Upload").click()
     expect(page.get_by_text("Uploaded a.txt.")).to_be_visible()
+    expect(page.get_by_role("link", name="Share a.txt")).to_be_visible()  # the list unfolded after an upload
     page.get_by_role("link", name="Share a.txt").click()
     page.get_by_label("1 day").check()
     page.get_by_role("button", name="Create link").click()
@@ -296,6 +303,7 @@ def test_the_pages_work_without_javascript(anon_context, alice):
 def test_deleting_a_file_asks_first_and_says_what_it_ends(owner, shared_file):
     share_of(shared_file)
     owner.goto("/")
+    show_files(owner)
     owner.get_by_role("link", name="Delete report.txt").click()
     expect(owner.get_by_text("This ends 1 live link.")).to_be_visible()
     axe_check(owner)

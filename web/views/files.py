@@ -9,6 +9,7 @@ from django.contrib import messages
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
@@ -55,7 +56,8 @@ class UploadView(LoginRequiredMixin, View):
         messages.success(
             request, ngettext("Uploaded %(names)s.", "Uploaded %(names)s.", len(stored)) % {"names": names}
         )
-        return redirect("web:dashboard")
+        # The file list's first page, unfolded: the new files are on top, ready to share.
+        return redirect(reverse("web:dashboard") + "?files_page=1#files")
 
     def over_quota(self, request, form, stored, upload, refused):
         """A 413 naming the file that did not fit (those before it are kept)."""

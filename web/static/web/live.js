@@ -2,6 +2,9 @@
 // "expired" on time without a reload, and its status and downloads follow
 // the server (GET /shares/live/?ids=..., every few seconds while the page is
 // visible). Rows are [data-share-id] elements holding [data-field] spans.
+// On the first page of the Active view (data-newest-id), the answer also
+// carries the rows of links made since (the API, another tab): they go on
+// top, and the page keeps its size.
 (function () {
   "use strict";
   var POLL_MS = 5000;
@@ -9,7 +12,9 @@
   time.showLocalTimes(document);
   var rows = Array.prototype.slice.call(document.querySelectorAll("[data-share-id]"));
   var source = document.querySelector("[data-live-url]");
-  if (!rows.length) return;
+  var takesNew = !!(source && source.dataset.newestId);
+  var newest = takesNew ? Number(source.dataset.newestId) : 0;
+  if (!rows.length && !takesNew) return;
 
   function field(row, name) { return row.querySelector('[data-field="' + name + '"]'); }
   function setText(row, name, text) {
@@ -20,11 +25,39 @@
     // Counted from the server's figure, not the visitor's clock, which may be off.
     return msLeft === "" || msLeft === null ? null : Date.now() + Number(msLeft);
   }
-  rows.forEach(function (row) {
+  function adopt(row) {
     var counter = field(row, "time_left");
     row.deadline = counter ? deadlineIn(counter.dataset.msLeft) : null;
     row.ended = row.deadline === null;
-  });
+  }
+  rows.forEach(adopt);
+
+  function addNew(made) {
+    var table = source.querySelector("table.shares-table");
+    if (!table) return;
+    var body = table.tBodies[0];
+    // Oldest first, each put on top: the newest ends first, as the server orders.
+    made.slice().reverse().forEach(function (item) {
+      newest = Math.max(newest, item.id);
+      if (body.querySelector('[data-share-id="' + item.id + '"]')) return;
+      var holder = document.createElement("template");
+      holder.innerHTML = item.html.trim();
+      var row = holder.content.firstElementChild;
+      body.insertBefore(row, body.firstChild);
+      adopt(row);
+      rows.unshift(row);
+      time.showLocalTimes(row);
+      if (window.microcloudCopy) window.microcloudCopy.wire(row);
+    });
+    // The rows pushed past the page's size are on the next page now.
+    var size = Number(source.dataset.pageSize) || rows.length;
+    while (rows.length > size) rows.pop().remove();
+    if (rows.length) {
+      table.hidden = false;
+      var empty = source.querySelector("[data-empty]");
+      if (empty) empty.remove();
+    }
+  }
 
   function end(row, status) {
     row.ended = true;
@@ -92,13 +125,15 @@
     timer = null;
     if (!source || document.hidden) return; // visibilitychange starts it again
     var ids = rows.map(function (row) { return row.dataset.shareId; }).join(",");
-    fetch(source.dataset.liveUrl + "?ids=" + ids, { credentials: "same-origin", headers: { Accept: "application/json" } })
+    var url = source.dataset.liveUrl + "?ids=" + ids + (takesNew ? "&after=" + newest : "");
+    fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
       .then(function (response) { return response.ok ? response.json() : Promise.reject(response.status); })
       .then(function (data) {
         rows.forEach(function (row) {
           var state = data.shares[row.dataset.shareId];
           if (state) apply(row, state);
         });
+        if (data.new && data.new.length) addNew(data.new);
         poll(POLL_MS);
       })
       .catch(function () { poll(POLL_MS * 3); });
