@@ -54,3 +54,9 @@ def test_a_file_whose_request_was_deleted_names_none(alice):
     upload_request.delete()
     html = LIST.render(Context({"files": list(StoredFile.objects.all())}))
     assert html == "[kept.pdf]"
+
+
+def test_the_dashboards_file_list_names_the_request_a_file_came_through(alice, alice_web):
+    receive_posted_file(request_of(alice, title="Receipts"), SimpleUploadedFile("march.pdf", b"%PDF-1.4"))
+    html = alice_web.get("/").content.decode()
+    assert "from the upload request “Receipts”" in html
