@@ -120,21 +120,29 @@ def sealed(request, token: str):
     """An end-to-end encrypted link's sealed metadata, for the page or client
     holding the link's #secret (sharing.models.sealed). It counts nothing;
     the link's end and its password guard it as they guard the files."""
-    share = find(token)
-    if share is None:
-        return answer(request, "no_such_link")
-    kind = ended_kind(share)
-    if kind is not None:
-        return answer(request, kind, share=share)
-    locked = password_refusal(request, share, token)
-    if locked is not None:
-        return locked
+    share, refusal = live_share(request, token)
+    if refusal is None:
+        refusal = password_refusal(request, share, token)
+    if refusal is not None:
+        return refusal
     blob = sealed_metadata_of(share)
     if blob is None:
         return answer(request, "not_sealed", share=share)
     response = HttpResponse(blob, content_type="application/octet-stream")
     response["Cache-Control"] = "no-store"
     return with_page_headers(response)
+
+
+def live_share(request, token: str):
+    """The link's share and None while it may be opened; else None and the
+    answer that says why (no such link, or how it ended)."""
+    share = find(token)
+    if share is None:
+        return None, answer(request, "no_such_link")
+    kind = ended_kind(share)
+    if kind is not None:
+        return None, answer(request, kind, share=share)
+    return share, None
 
 
 def whole(share: Share):
@@ -149,12 +157,9 @@ def one_file(position: int, share: Share):
 
 
 def landing(request, token: str, *, password_error: bool = False, tries_left: int | None = None, status: int = 200):
-    share = find(token)
-    if share is None:
-        return answer(request, "no_such_link")
-    kind = ended_kind(share)
-    if kind is not None:
-        return answer(request, kind, share=share)
+    share, refusal = live_share(request, token)
+    if refusal is not None:
+        return refusal
     locked = share.has_password and not is_unlocked(request, share)
     files = share.files
     withheld = scan_refusal(share)

@@ -20,6 +20,7 @@ from django.urls import reverse
 
 from signin import recovery
 from signin.proxy import is_api
+from signin.sessions import has_session_cookie
 from signin.totp import accept_code, has_device
 
 LOCAL_BACKEND = "django.contrib.auth.backends.ModelBackend"
@@ -78,7 +79,7 @@ class SecondFactorMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        owed = waiting(request)
+        owed = waiting(request) if has_session_cookie(request) else None
         if owed is None:
             return self.get_response(request)
         if is_api(request):

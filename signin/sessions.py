@@ -30,6 +30,10 @@ def end_links_of_disabled_user(sender, instance, raw=False, using=None, update_f
         end_owner_shares(instance.pk)
 
 
+def has_session_cookie(request) -> bool:
+    return settings.SESSION_COOKIE_NAME in request.COOKIES
+
+
 class EndRefusedSessionsMiddleware:
     """After AuthenticationMiddleware: a session that names a user no
     backend lets in any more (disabled, or deleted) is flushed."""
@@ -38,6 +42,10 @@ class EndRefusedSessionsMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
+        # Without a session cookie there is no session to end; looking would
+        # mark every response Vary: Cookie (a public link's download too).
+        if not has_session_cookie(request):
+            return self.get_response(request)
         if SESSION_KEY in request.session and not request.user.is_authenticated:
             request.session.flush()
         return self.get_response(request)
