@@ -149,7 +149,7 @@ def test_every_reader_of_a_share_agrees_on_what_happened_to_it(state, alice, ali
     assert live["status"] == api_status
     assert live["live"] is (api_status == "active")
     assert live["ended"].startswith(owner_sentence) if owner_sentence else live["ended"] == ""
-    row = alice_web.get("/").content.decode()
+    row = alice_web.get("/?status=all").content.decode()
     assert f'data-field="status_label" data-expired-label="Expired">{live["status_label"]}</span>' in row
     ended_at = f' <time class="local-time" datetime="{live["ended_at"]}">{live["ended_when"]}</time>'
     assert f'data-field="ended">{live["ended"]}{ended_at if live["ended_at"] else ""}</small>' in row

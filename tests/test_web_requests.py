@@ -17,6 +17,7 @@ from collect.models import ReceivedFile, UploadRequest
 from collect.places import take_place
 from collect.receiving import receive_posted_file
 from sharing.models import SharingPolicy, StoredFile
+from web.views.dashboard import PAGE_SIZE
 
 pytestmark = pytest.mark.django_db
 
@@ -89,10 +90,10 @@ def test_an_ended_request_says_why_and_has_no_close_button(alice_web, alice):
 
 
 def test_the_list_is_paginated(alice_web, alice):
-    for number in range(21):
+    for number in range(PAGE_SIZE + 1):
         request_of(alice, title=f"Request {number:02}")
     first = alice_web.get("/requests/").content.decode()
-    assert "Request 20" in first
+    assert f"Request {PAGE_SIZE:02}" in first
     assert "Request 00" not in first
     assert "Page 1 of 2" in first
     second = alice_web.get("/requests/?page=2").content.decode()
