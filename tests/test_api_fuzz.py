@@ -14,6 +14,7 @@ from django.core import signals
 from django.db import close_old_connections
 from django.utils import timezone
 from hypothesis import HealthCheck, settings
+from microcloud_cli.sealing import new_secret, seal_metadata
 from schemathesis import checks
 
 from microcloud.wsgi import application
@@ -58,9 +59,9 @@ def api_schema(alice, own_files, same_connection):
 
 
 def own_share_body(body: dict, own_files) -> dict:
-    """A new share's file ids come from the world, not from the schema: the
-    ids a generated body names become alice's own files (distinct ids stay
-    distinct). Everything else is sent as generated."""
+    """A new share's file ids and sealed metadata come from the world, not
+    from the schema: the ids a generated body names become alice's own files
+    (distinct ids stay distinct). Everything else is sent as generated."""
     body = dict(body)
     own_files = list(own_files.values_list("pk", flat=True)[:MAX_FILES_PER_SHARE])
     if isinstance(body.get("file"), int):
@@ -68,6 +69,11 @@ def own_share_body(body: dict, own_files) -> dict:
     if isinstance(body.get("files"), list) and all(isinstance(pk, int) for pk in body["files"]):
         distinct = {pk: own_files[n] for n, pk in enumerate(dict.fromkeys(body["files"]))}
         body["files"] = [distinct[pk] for pk in body["files"]]
+    if isinstance(body.get("sealed_metadata"), str):
+        # Sealed metadata is ciphertext a client made (docs/encryption.md),
+        # with its note inside: a real body, and no plain message beside it.
+        body["sealed_metadata"] = seal_metadata(new_secret(), [{"name": "a.txt", "type": "text/plain", "size": 1}])
+        body.pop("message", None)
     return body
 
 
