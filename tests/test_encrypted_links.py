@@ -12,7 +12,8 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.test import Client
 from django.utils import timezone
-from microcloud_cli.sealing import new_secret, open_metadata, seal_metadata
+from microcloud_cli import ece
+from microcloud_cli.sealing import CONTENT_INFO, derive, file_salt, new_secret, open_metadata, seal_metadata
 
 from sharing.models import MAX_SEALED_METADATA_BYTES, SealedMetadata, Share, check_sealed_metadata
 from sharing.models.sealed import LEAST_BYTES
@@ -26,6 +27,24 @@ def sealed(secret=None) -> str:
 
 def create(client, stored, **fields):
     return client.post("/api/shares/", {"file": stored.pk, "expires_in": 3600, **fields}, format="json")
+
+
+def encrypted_share(client, make_file, owner, plaintext: bytes, **fields) -> tuple[Share, bytes, bytes]:
+    """A one-file encrypted link made through the API as the command-line
+    client makes it (its body under a neutral name, its name sealed); return
+    the share, its secret and the body the server stores."""
+    secret = new_secret()
+    body = ece.encrypt(derive(secret, CONTENT_INFO), plaintext, salt=file_salt(secret, 1))
+    stored = make_file(owner, name="encrypted-1", data=body, content_type="application/octet-stream")
+    files = [{"name": "minutes.txt", "type": "text/plain", "size": len(plaintext)}]
+    response = create(client, stored, sealed_metadata=seal_metadata(secret, files), **fields)
+    assert response.status_code == 201, response.content
+    return Share.objects.get(token=response.json()["token"]), secret, body
+
+
+def opened(secret: bytes, body: bytes) -> bytes:
+    """A downloaded body decrypted with the link's secret."""
+    return ece.decrypt(derive(secret, CONTENT_INFO), body)
 
 
 @pytest.fixture

@@ -388,8 +388,14 @@ def test_at_the_deadline_every_file_the_zip_and_the_link_refuse(servers, alice, 
     files = [make_file(alice, "one.txt", b"one\n" * 100), make_file(alice, "Zürich.txt", ZURICH.encode())]
     warm_up(servers, link_paths(share_of(files)))
     share = share_of(files, lifetime=timedelta(seconds=1.5))
-    deadline = share.expires_at
-    paths = link_paths(share)
+    refused_from_the_deadline(servers, link_paths(share), share.expires_at)
+
+
+def refused_from_the_deadline(servers: list[int], paths: list[str], deadline) -> float:
+    """Poll each of `paths` in turn from now until past `deadline`: every
+    request that finished before it got 200 (there must be some), every one
+    started after it 410 "expired". Return how long after the deadline the
+    first refused request started, in ms (a figure, not a bound)."""
     seen = []  # (path, started, finished, status, body)
 
     def poll() -> bool:
@@ -410,3 +416,5 @@ def test_at_the_deadline_every_file_the_zip_and_the_link_refuse(servers, alice, 
         for status, body in after:
             assert status == 410, (path, status, body[:200])
             assert body == b"This link has expired.\n", path
+    first = min(started for _, started, _, status, _ in seen if status == 410)
+    return (first - deadline).total_seconds() * 1000

@@ -124,9 +124,10 @@ def written(path: Path) -> int:
         return 0
 
 
-def interrupt(command: list[str], out: Path, sig: signal.Signals, *, at: int = INTERRUPT_AT) -> int:
-    """Start a throttled download, send it `sig` once `at` bytes of it are on
-    disk, and return its exit code (it must have been mid-transfer)."""
+def interrupt(command: list[str], out: Path, sig: signal.Signals, *, at: int = INTERRUPT_AT, size: int = SIZE) -> int:
+    """Start a throttled download of `size` bytes, send it `sig` once `at`
+    bytes of it are on disk, and return its exit code (it must have been
+    mid-transfer)."""
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         got_there = wait_until(lambda: written(out) >= at or process.poll() is not None, TOOL_TIMEOUT)
@@ -138,7 +139,7 @@ def interrupt(command: list[str], out: Path, sig: signal.Signals, *, at: int = I
         if process.poll() is None:
             process.kill()
             process.wait(10)
-    assert 0 < written(out) < SIZE, f"not mid-transfer: {stderr}"
+    assert 0 < written(out) < size, f"not mid-transfer: {stderr}"
     return process.returncode
 
 

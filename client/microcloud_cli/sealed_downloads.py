@@ -44,21 +44,36 @@ def fetch_sealed(link: str, secret: bytes, *, folder: Path, password: str | None
     headers = {"Accept": "application/octet-stream"}
     if password is not None:
         headers["X-Share-Password"] = password
-    response = get_following(f"{base}/sealed", headers=headers)
-    blob = response.read()
-    if response.status != 200:
-        raise Failure(error_text(response, blob))
+    folder = folder.resolve()
+    # Kept beside the partial files until they are done: a one-download link
+    # that ended by its limit refuses its metadata (as it refuses a whole
+    # file) while it still sends a download cut short the rest of its bytes.
+    kept = folder / f".microcloud-{hashlib.sha256(base.encode()).hexdigest()[:16]}.sealed"
+    try:
+        blob = kept.read_bytes()
+    except OSError:
+        response = get_following(f"{base}/sealed", headers=headers)
+        blob = response.read()
+        if response.status != 200:
+            raise Failure(error_text(response, blob)) from None
     metadata = open_metadata(secret, blob)
     entries = metadata["files"]
-    folder = folder.resolve()
     targets = [folder / safe_name(entry.get("name"), n) for n, entry in enumerate(entries, start=1)]
     for target in targets:
         refuse_overwriting(target)
     key = derive(secret, CONTENT_INFO)
-    written = []
-    for n, (entry, target) in enumerate(zip(entries, targets, strict=True), start=1):
-        url = base if len(entries) == 1 else f"{base}/files/{n}"
-        written.append(Decryption(url, target, key, int(entry["size"]), headers).run(quiet=quiet))
+    decryptions = [
+        Decryption(base if len(entries) == 1 else f"{base}/files/{n}", target, key, int(entry["size"]), headers)
+        for n, (entry, target) in enumerate(zip(entries, targets, strict=True), start=1)
+    ]
+    kept.write_bytes(blob)
+    try:
+        written = [decryption.run(quiet=quiet) for decryption in decryptions]
+    except Failure:
+        if not any(decryption.partial.exists() for decryption in decryptions):
+            kept.unlink(missing_ok=True)  # nothing to resume: nothing kept
+        raise
+    kept.unlink(missing_ok=True)
     return written
 
 

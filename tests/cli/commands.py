@@ -32,4 +32,6 @@ def random_file(path: Path, size: int) -> Path:
 
 
 def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    # Read in pieces: the round trip of a gigabyte must not hold it in memory.
+    with path.open("rb") as source:
+        return hashlib.file_digest(source, "sha256").hexdigest()

@@ -3,6 +3,7 @@ the files come back byte-identical, the server stores and logs nothing it
 could read them by, an altered byte is refused, a cut download resumes
 without fetching again what it has, and a one-download link counts one."""
 
+import io
 import re
 import signal
 import subprocess
@@ -10,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from django.core.management import call_command
 from django.db import connection
 from microcloud_cli import ece
 
@@ -42,6 +44,23 @@ def holds_a_run_of(data: bytes, stored: bytes, run: int = 64) -> bool:
     return any(stored[i : i + half] in blocks for i in range(len(stored) - half + 1))
 
 
+def assert_the_database_never_holds(*texts: str) -> None:
+    """No row of any table holds any of `texts`; on SQLite, no byte of the
+    database's files either (freed pages and the write-ahead log included)."""
+    rows = io.StringIO()
+    call_command("dumpdata", stdout=rows)
+    for text in texts:
+        assert text not in rows.getvalue(), text
+    if connection.vendor == "sqlite":
+        database = Path(connection.settings_dict["NAME"])
+        for path in [database, *database.parent.glob(database.name + "-wal")]:
+            # Read by another process: closing a descriptor of the database
+            # in this one would drop the SQLite locks its connections hold.
+            for text in texts:
+                found = subprocess.run(["grep", "-cF", text, str(path)], capture_output=True, text=True)
+                assert found.stdout.strip() == "0", (path, text)
+
+
 def test_two_files_round_trip_and_the_server_holds_no_plaintext_name_or_secret(env, tmp_path, settings):
     first = tmp_path / NAME
     first.write_bytes(b"The minutes of the board, item 1: " + b"confidential. " * 20000)
@@ -53,14 +72,7 @@ def test_two_files_round_trip_and_the_server_holds_no_plaintext_name_or_secret(e
     for plain, stored in zip((first, second), stored_bytes(share), strict=True):
         assert len(stored) == ece.encrypted_size(plain.stat().st_size)
         assert not holds_a_run_of(plain.read_bytes(), stored)
-    if connection.vendor == "sqlite":
-        database = Path(connection.settings_dict["NAME"])
-        for path in [database, *database.parent.glob(database.name + "-wal")]:
-            # Read by another process: closing a descriptor of the database
-            # in this one would drop the SQLite locks its connections hold.
-            for text in (NAME, "Read before Monday"):
-                found = subprocess.run(["grep", "-cF", text, str(path)], capture_output=True, text=True)
-                assert found.stdout.strip() == "0", (path, text)
+    assert_the_database_never_holds(NAME, "Read before Monday")
     log = (tmp_path / "web.log").read_text()
 
     out = tmp_path / "out"
