@@ -105,8 +105,13 @@ def refusal_kind(share: Share, *, ranged: bool) -> str:
     return kind
 
 
-def with_page_headers(response: HttpResponse) -> HttpResponse:
-    response["Content-Security-Policy"] = PAGE_CSP
+# An encrypted link's page (links/static/links/receive.js) also registers its
+# service worker and shows images it decrypted itself (blob: URLs).
+RECEIVING_PAGE_CSP = PAGE_CSP.replace("img-src 'self' data:;", "img-src 'self' data: blob:; worker-src 'self';")
+
+
+def with_page_headers(response: HttpResponse, *, csp: str = PAGE_CSP) -> HttpResponse:
+    response["Content-Security-Policy"] = csp
     response["Cache-Control"] = "no-store"
     response["Vary"] = "Accept"
     return response
