@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -16,12 +17,14 @@ from playwright.sync_api import Page, expect
 
 from pages.units import file_size
 from tests.browser.encrypted_links import EncryptedLink, Original, make_encrypted_link
-from tests.browser.helpers import axe_check, request_log
+from tests.browser.helpers import axe_check, request_log, save_screenshot
 from tests.browser.test_multi_file_browser import png
 
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
 MESSAGE = "Read before Monday.\nThe numbers are in the second file."
+# SAVE_SCREENSHOTS=1 writes the pages here, to look at (not kept in the repository).
+SHOTS = Path(tempfile.gettempdir()) / "microcloud-receive-screenshots"
 DAMAGED = "Record {n} does not decrypt: the file was altered or the key is wrong."
 
 
@@ -129,3 +132,50 @@ def test_an_image_previews_after_decryption(anon_context, alice, alice_client, t
     expect(page.get_by_role("heading", level=1)).to_have_text("Holiday photo.png")
     link.share.refresh_from_db()
     assert link.share.total_downloads == 0  # a preview is not a download
+
+
+def test_an_altered_record_stops_the_download_and_the_page_says_which(anon_context, link, originals, tmp_path):
+    stored = Path(link.share.files[1].content.path)
+    body = bytearray(stored.read_bytes())
+    body[21 + 2 * 65536 + 100] ^= 0x01  # one bit of record 2's ciphertext
+    stored.write_bytes(bytes(body))
+    page = anon_context(viewport=DESKTOP).new_page()
+    open_link(page, link.url)
+
+    with page.expect_download() as started:
+        page.get_by_role("button", name=f"Download {originals[1].name}").click()
+    assert started.value.failure() is not None  # the browser keeps no file
+    status = page.locator(".file-list li").nth(1).locator(".file-status")
+    expect(status).to_have_text(DAMAGED.format(n=2))
+    axe_check(page)
+    save_screenshot(page, "receive-damaged", directory=SHOTS)
+
+    # The other file, untouched, still downloads whole.
+    saved = download(page, originals[0].name, tmp_path / "saved-1")
+    assert saved == originals[0].path.read_bytes()
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_pages_states_pass_axe(anon_context, alice, alice_client, originals, tmp_path, viewport, scheme):
+    image = Original("Holiday photo.png", "image/png", write(tmp_path / "photo.png", png(400, 240)))
+    link = make_encrypted_link(alice_client, alice, [*originals, image], tmp_path, message=MESSAGE)
+    page = anon_context(viewport=viewport, color_scheme=scheme).new_page()
+    name = f"receive-{viewport['width']}-{scheme}"
+
+    open_link(page, link.url)
+    expect(page.get_by_role("img", name="Preview of Holiday photo.png")).to_be_visible()
+    download(page, originals[0].name, tmp_path / "saved")
+    axe_check(page)
+    save_screenshot(page, f"{name}-files", directory=SHOTS)
+
+    page.goto(f"/s/{link.token}")
+    expect(page.locator("[data-receive-status]")).to_contain_text("key is missing")
+    axe_check(page)
+    save_screenshot(page, f"{name}-missing", directory=SHOTS)
+
+    page.goto(f"/s/{link.token}#{'A' * 22}")
+    page.reload()
+    expect(page.locator("[data-receive-status]")).to_contain_text("does not open its files")
+    axe_check(page)
+    save_screenshot(page, f"{name}-wrong", directory=SHOTS)

@@ -91,8 +91,10 @@
     });
   }
 
-  function fileStatus(item, text) {
-    item.querySelector(".file-status").textContent = text;
+  function fileStatus(item, text, problem) {
+    var line = item.querySelector(".file-status");
+    line.textContent = text;
+    line.classList.toggle("error", Boolean(problem));
   }
 
   // The registered worker once it is active (this page is outside its scope,
@@ -130,7 +132,7 @@
     activeWorker()
       .then(function (worker) { return hand(worker, position, file); })
       .then(function () { window.location.assign(scope + "decrypted/" + position); })
-      .catch(function () { fileStatus(item, texts.textNoWorker); });
+      .catch(function () { fileStatus(item, texts.textNoWorker, true); });
   }
 
   // Kept in a variable: a channel nothing refers to may be collected, and its messages lost.
@@ -141,9 +143,9 @@
       var item = news.scope === scope && entries[news.position];
       if (!item) return;
       if (news.outcome === "done") fileStatus(item, texts.textDone);
-      else if (news.outcome === "damaged") fileStatus(item, texts.textDamaged.replace("{n}", String(news.record)));
-      else if (news.outcome === "refused") fileStatus(item, news.text);
-      else fileStatus(item, texts.textFailed);
+      else if (news.outcome === "damaged") fileStatus(item, texts.textDamaged.replace("{n}", String(news.record)), true);
+      else if (news.outcome === "refused") fileStatus(item, news.text, true);
+      else fileStatus(item, texts.textFailed, true);
     };
   }
 
