@@ -146,6 +146,7 @@ def sealed(request, token: str):
 WORKER_CSP = "default-src 'none'; script-src 'self'; connect-src 'self'"
 
 
+@csrf_exempt  # nothing but GET and HEAD get past require_safe
 @require_safe
 def receive_worker(request, token: str):
     """The service worker that decrypts an encrypted link's files as they
@@ -157,6 +158,14 @@ def receive_worker(request, token: str):
     response["Cache-Control"] = "no-cache"
     response["X-Content-Type-Options"] = "nosniff"
     return response
+
+
+@csrf_exempt
+@require_safe
+def decrypted(request, token: str, position: str):
+    """Where the page's service worker saves a decrypted file: reaching the
+    server means no page of this browser gave that worker the key."""
+    return answer(request, "decrypted_here")
 
 
 def live_share(request, token: str):

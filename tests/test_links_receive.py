@@ -94,3 +94,12 @@ def test_no_preview_on_a_limited_link_nor_past_the_size_a_page_decrypts_whole(al
 
 def test_the_largest_preview_is_a_20_mb_image_once_encrypted():
     assert ece.encrypted_size(previews.SEALED_PREVIEW_MAX) == previews.SEALED_PREVIEW_CIPHERTEXT_MAX
+
+
+def test_the_workers_download_address_reached_without_it_says_how_to_get_there(db):
+    page = Client().get("/s/AnyToken_-1/decrypted/2", headers=HTML)
+    assert page.status_code == 404
+    assert "open the whole link, with the part after #" in page.content.decode()
+    line = Client().get("/s/AnyToken_-1/decrypted/2")
+    assert line.status_code == 404
+    assert line.content.startswith(b"This address saves a file decrypted by the link's page")
