@@ -179,3 +179,17 @@ def test_the_pages_states_pass_axe(anon_context, alice, alice_client, originals,
     expect(page.locator("[data-receive-status]")).to_contain_text("does not open its files")
     axe_check(page)
     save_screenshot(page, f"{name}-wrong", directory=SHOTS)
+
+
+def test_behind_a_password_the_page_works_once_unlocked(anon_context, alice, alice_client, originals, tmp_path):
+    link = make_encrypted_link(alice_client, alice, originals[:1], tmp_path, password="blue kite")
+    page = anon_context(viewport=DESKTOP).new_page()
+    page.goto(link.url)
+    expect(page.locator("[data-receive]")).to_have_count(0)
+    page.get_by_label("Password").fill("blue kite")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Unlock").click()
+    # Where the unlocking script lands: the page with its key, and the cookie.
+    open_link(page, link.url)
+    saved = download(page, originals[0].name, tmp_path / "saved")
+    assert saved == originals[0].path.read_bytes()
