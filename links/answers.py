@@ -18,6 +18,15 @@ ANSWERS = {
     "no_such_file": (404, gettext_lazy("This link holds no such file.")),
     "no_preview": (404, gettext_lazy("This file has no preview here; download it instead.")),
     "not_sealed": (404, gettext_lazy("This link is not end-to-end encrypted: it has no sealed metadata.")),
+    # /s/<token>/decrypted/<n> is answered by the link page's service worker;
+    # the server sees it only when no page handed that worker the key.
+    "decrypted_here": (
+        404,
+        gettext_lazy(
+            "This address saves a file decrypted by the link's page: open the whole link, with the part after #, "
+            "and use its Download button."
+        ),
+    ),
     # How a link that ended reads is pages.end_states's, for every page.
     "expired": (410, END_WORDS[EndState.EXPIRED].recipient),
     "download_limit": (410, END_WORDS[EndState.DOWNLOAD_LIMIT].recipient),
@@ -105,8 +114,13 @@ def refusal_kind(share: Share, *, ranged: bool) -> str:
     return kind
 
 
-def with_page_headers(response: HttpResponse) -> HttpResponse:
-    response["Content-Security-Policy"] = PAGE_CSP
+# An encrypted link's page (links/static/links/receive.js) also registers its
+# service worker and shows images it decrypted itself (blob: URLs).
+RECEIVING_PAGE_CSP = PAGE_CSP.replace("img-src 'self' data:;", "img-src 'self' data: blob:; worker-src 'self';")
+
+
+def with_page_headers(response: HttpResponse, *, csp: str = PAGE_CSP) -> HttpResponse:
+    response["Content-Security-Policy"] = csp
     response["Cache-Control"] = "no-store"
     response["Vary"] = "Accept"
     return response

@@ -10,12 +10,18 @@ when opened on its own).
 
 Links with a download limit show no previews: every preview sends the
 file's bytes, and would spend the recipient's downloads on looking.
+
+An encrypted link's files have no type the server can read: its page
+decrypts the metadata, and asks for the preview of each image it names
+there, then decrypts it into a blob: URL itself. So any of its files up to
+SEALED_PREVIEW_MAX is sent as a preview (ciphertext, counted as a preview,
+not a download).
 """
 
 from dataclasses import dataclass
 
 from links.payloads import FilePayload
-from sharing.models import Share, StoredFile
+from sharing.models import Share, StoredFile, sealed_metadata_of
 from sharing.models.downloads import Sending
 
 # Types browsers show safely, by the element the page shows them in.
@@ -25,6 +31,10 @@ VIDEO_TYPES = {"video/mp4", "video/webm", "video/ogg"}
 PLAIN_TEXT = "text/plain; charset=utf-8"
 # Past this, a text preview is a download in disguise.
 TEXT_PREVIEW_MAX = 1024 * 1024
+# The largest image an encrypted link's page decrypts whole in memory to show.
+SEALED_PREVIEW_MAX = 20 * 1024 * 1024
+# Its ciphertext: a 21-byte header and 17 bytes for each record of 65519.
+SEALED_PREVIEW_CIPHERTEXT_MAX = 21 + SEALED_PREVIEW_MAX + 17 * -(-SEALED_PREVIEW_MAX // 65519)
 
 
 def _essence(content_type: str) -> str:
@@ -71,6 +81,8 @@ class PreviewPayload(FilePayload):
 def preview_of(position: int, share: Share) -> PreviewPayload | None:
     """The preview of the file at `position`, or None when it has none."""
     stored = share.file_at(position)
-    if stored is None or not previews_allowed(share) or preview_kind(stored) is None:
+    if stored is None or not previews_allowed(share):
         return None
-    return PreviewPayload(stored)
+    if sealed_metadata_of(share) is not None:
+        return PreviewPayload(stored) if stored.size <= SEALED_PREVIEW_CIPHERTEXT_MAX else None
+    return PreviewPayload(stored) if preview_kind(stored) is not None else None

@@ -5,7 +5,8 @@ sends anyone else the share (its file, or a zip of its files when it holds
 several), so existing links and scripts keep working; GET /s/<token>/download
 always sends the share; /s/<token>/files/<n> sends its n-th file and
 /s/<token>/all.zip all of them as one zip; /s/<token>/sealed an encrypted
-link's sealed metadata; POST /s/<token> takes the link's
+link's sealed metadata and /s/<token>/receive.js the service worker its page
+decrypts the files with; POST /s/<token> takes the link's
 password from the landing page's form. Viewing the page counts nothing;
 sending bytes is decided by links.downloads.
 """
@@ -22,10 +23,18 @@ from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_http_methods, require_safe
 
 from links import downloads
-from links.answers import answer, ended_kind, refusal_kind, wants_html, with_page_headers
+from links.answers import (
+    PAGE_CSP,
+    RECEIVING_PAGE_CSP,
+    answer,
+    ended_kind,
+    refusal_kind,
+    wants_html,
+    with_page_headers,
+)
 from links.guards import header_password, request_allowed, try_password
 from links.payloads import ArchivePayload, FileMissing, FilePayload
-from links.previews import preview_kind, preview_of, previews_allowed
+from links.previews import SEALED_PREVIEW_MAX, preview_kind, preview_of, previews_allowed
 from links.tickets import give_unlock, is_unlocked
 from pages.owners import owner_shown
 from ratelimit.limits import CountersUnavailable
@@ -133,6 +142,32 @@ def sealed(request, token: str):
     return with_page_headers(response)
 
 
+# The worker's own policy: it loads ece.js and fetches the link's files.
+WORKER_CSP = "default-src 'none'; script-src 'self'; connect-src 'self'"
+
+
+@csrf_exempt  # nothing but GET and HEAD get past require_safe
+@require_safe
+def receive_worker(request, token: str):
+    """The service worker that decrypts an encrypted link's files as they
+    download (links/templates/links/receive_worker.js). Served under the
+    link's own path, so its scope is /s/<token>/; the same script for every
+    link, so it asks nothing of the database."""
+    response = render(request, "links/receive_worker.js", content_type="text/javascript; charset=utf-8")
+    response["Content-Security-Policy"] = WORKER_CSP
+    response["Cache-Control"] = "no-cache"
+    response["X-Content-Type-Options"] = "nosniff"
+    return response
+
+
+@csrf_exempt
+@require_safe
+def decrypted(request, token: str, position: str):
+    """Where the page's service worker saves a decrypted file: reaching the
+    server means no page of this browser gave that worker the key."""
+    return answer(request, "decrypted_here")
+
+
 def live_share(request, token: str):
     """The link's share and None while it may be opened; else None and the
     answer that says why (no such link, or how it ended)."""
@@ -164,6 +199,7 @@ def landing(request, token: str, *, password_error: bool = False, tries_left: in
     files = share.files
     withheld = scan_refusal(share)
     shows_previews = previews_allowed(share)
+    sealed = not locked and sealed_metadata_of(share) is not None
     context = {
         "share": share,
         "locked": locked,
@@ -184,9 +220,12 @@ def landing(request, token: str, *, password_error: bool = False, tries_left: in
         "being_checked": withheld == "being_checked",
         "scan_withheld": withheld == "scan_withheld",
         "scan_retry_after": SCAN_RETRY_AFTER,
-        "sealed": not locked and sealed_metadata_of(share) is not None,
+        "sealed": sealed,
+        "sealed_preview_max": SEALED_PREVIEW_MAX,
+        "previews_allowed": shows_previews,
     }
-    return with_page_headers(render(request, "links/landing.html", context, status=status))
+    csp = RECEIVING_PAGE_CSP if sealed else PAGE_CSP
+    return with_page_headers(render(request, "links/landing.html", context, status=status), csp=csp)
 
 
 def scan_refusal(share: Share) -> str | None:

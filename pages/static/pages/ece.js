@@ -87,6 +87,11 @@
     return hkdf(secret, new Uint8Array(0), info, 16);
   }
 
+  // The input key of every file body of the link (cipherOfBody's inputKey).
+  function contentKey(secret) {
+    return linkKey(secret, INFO.content);
+  }
+
   // Each file's salt is derived from its position in the link, not drawn, so
   // a retried or resumed upload sends the very bytes it began with.
   function fileSalt(secret, position) {
@@ -266,6 +271,7 @@
     secretText: secretText,
     secretFromText: secretFromText,
     hkdf: hkdf,
+    contentKey: contentKey,
     fileCipher: fileCipher,
     cipherOfBody: cipherOfBody,
     recordsFor: recordsFor,
