@@ -18,6 +18,10 @@ ANSWERS = {
     "no_such_file": (404, gettext_lazy("This link holds no such file.")),
     "no_preview": (404, gettext_lazy("This file has no preview here; download it instead.")),
     "not_sealed": (404, gettext_lazy("This link is not end-to-end encrypted: it has no sealed metadata.")),
+    "not_wrapped": (
+        404,
+        gettext_lazy("This link has no password-wrapped key: open it with the whole link, the part after # included."),
+    ),
     # How a link that ended reads is pages.end_states's, for every page.
     "expired": (410, END_WORDS[EndState.EXPIRED].recipient),
     "download_limit": (410, END_WORDS[EndState.DOWNLOAD_LIMIT].recipient),

@@ -1,6 +1,7 @@
 """The public link: /s/<token> (page or the share), /s/<token>/download (the
 share), /s/<token>/files/<n> (its n-th file), /s/<token>/all.zip (all of
-them), /s/<token>/sealed (an encrypted link's sealed metadata)."""
+them), /s/<token>/sealed (an encrypted link's sealed metadata), /s/<token>/key
+(how to derive its password's key)."""
 
 from django.urls import re_path
 
@@ -17,4 +18,5 @@ urlpatterns = [
     re_path(rf"^s/{TOKEN}/files/(?P<position>[1-9][0-9]{{0,5}})/preview$", views.file_preview, name="public-preview"),
     re_path(rf"^s/{TOKEN}/all\.zip$", views.archive, name="public-archive"),
     re_path(rf"^s/{TOKEN}/sealed$", views.sealed, name="public-sealed"),
+    re_path(rf"^s/{TOKEN}/key$", views.key, name="public-key"),
 ]
