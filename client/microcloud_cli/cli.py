@@ -95,14 +95,16 @@ def put_encrypted(account, uploader: Uploader, paths: list[Path], fields: dict, 
 
 def link_password(given: str | None) -> str:
     """A wrapped link's password: given, else from the environment (for
-    scripts), else asked without echo."""
+    scripts), else asked without echo on a terminal."""
     password = given or os.environ.get("MICROCLOUD_LINK_PASSWORD")
     if password:
         return password
-    try:
-        return getpass.getpass("Link password: ")
-    except EOFError:
-        raise Failure("this link opens with its password: give --password or MICROCLOUD_LINK_PASSWORD") from None
+    if sys.stdin.isatty():
+        try:
+            return getpass.getpass("Link password: ")
+        except EOFError:
+            pass
+    raise Failure("this link opens with its password: give --password or MICROCLOUD_LINK_PASSWORD")
 
 
 def get(args) -> None:
