@@ -8,6 +8,7 @@ which the links' throttles count like any password."""
 import base64
 import os
 import struct
+import unicodedata
 from datetime import timedelta
 
 import pytest
@@ -228,3 +229,23 @@ def test_wrong_verifiers_count_like_wrong_passwords(alice_client, ciphertext_fil
     assert allowed.status_code == 200
     share = Share.objects.get(token=token)
     assert ShareEvent.objects.filter(share=share, kind="wrong_password").count() == 10
+
+
+# Computed once with hashlib.pbkdf2_hmac and HKDF written out by hand: the
+# client's derivation (and, in tests/browser/test_wrapped_links_browser.py,
+# the browser's) must give these bytes.
+KNOWN_PASSWORD = "Grüße, 7 Brücken"
+KNOWN_SALT = bytes(range(1, 17))
+KNOWN_ITERATIONS = 100_000
+KNOWN_KEY = "0aabc678a5e053141d64ae04285308a3"
+KNOWN_VERIFIER = "2LB7qWddCJh-fWXorHxgFg"
+
+
+def test_the_derivation_gives_the_known_answer():
+    derived = derive(KNOWN_PASSWORD, KNOWN_SALT, KNOWN_ITERATIONS)
+    assert (derived.key.hex(), derived.verifier) == (KNOWN_KEY, KNOWN_VERIFIER)
+    # The password is NFC-normalised: its decomposed spelling is the same password.
+    decomposed = unicodedata.normalize("NFD", KNOWN_PASSWORD)
+    assert decomposed != KNOWN_PASSWORD
+    assert derive(decomposed, KNOWN_SALT, KNOWN_ITERATIONS).verifier == KNOWN_VERIFIER
+    assert derive(KNOWN_PASSWORD, KNOWN_SALT, KNOWN_ITERATIONS + 1).verifier != KNOWN_VERIFIER

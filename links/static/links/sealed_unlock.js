@@ -114,8 +114,11 @@
           });
       })
       .then(function (secret) {
-        var text = window.microcloudECE.secretText(secret);
-        window.location.replace(form.dataset.linkUrl + "#" + text);
+        // The page is the link's own: only the fragment changes, which
+        // navigates within this (locked) document, so it is loaded again,
+        // now behind the unlock cookie, with the secret in location.hash.
+        window.location.replace(form.dataset.linkUrl + "#" + window.microcloudECE.secretText(secret));
+        window.location.reload();
       })
       .catch(function (error) {
         showError(error instanceof Refused ? error.text : form.dataset.failedText);
