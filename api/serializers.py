@@ -322,10 +322,10 @@ class ShareCreateSerializer(
     wrapped_secret = SealedMetadataField(
         required=False,
         max_length=88,
-        help_text='For an encrypted link sent without its #secret (docs/encryption.md, "A password instead of '
-        "the fragment\"): the link's secret wrapped with a key derived from a password, 65 bytes in URL-safe "
-        "base64 (version 1, PBKDF2-SHA256 iterations from 100000 to 10000000). Needs sealed_metadata and "
-        "password beside it; password is then the verifier derived with the wrapping key, never the password.",
+        help_text='For a link sent without its #secret (docs/encryption.md, "A password instead of the fragment"): '
+        "the link's secret wrapped with a key derived from a password, 65 bytes in URL-safe base64 (version 1, "
+        "PBKDF2-SHA256 iterations from 100000 to 10000000). Needs sealed_metadata and password beside it; "
+        "password is then the verifier derived with the wrapping key, never the password.",
     )
 
     def validate_sealed_metadata(self, blob: bytes) -> bytes:
