@@ -16,8 +16,9 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.test import Client
 from django.utils import timezone
+from microcloud_cli.errors import Failure
 from microcloud_cli.sealing import new_secret, open_metadata, seal_metadata
-from microcloud_cli.wrapping import derive, from_b64url, unwrap, wrap
+from microcloud_cli.wrapping import check_parameters, derive, from_b64url, unwrap, wrap
 
 from sharing.models import Download, SealedMetadata, Share, ShareEvent, create_sealed_share, sealed
 from sharing.models.sealed import WRAPPED_SECRET_BYTES
@@ -249,3 +250,18 @@ def test_the_derivation_gives_the_known_answer():
     assert decomposed != KNOWN_PASSWORD
     assert derive(decomposed, KNOWN_SALT, KNOWN_ITERATIONS).verifier == KNOWN_VERIFIER
     assert derive(KNOWN_PASSWORD, KNOWN_SALT, KNOWN_ITERATIONS + 1).verifier != KNOWN_VERIFIER
+
+
+@pytest.mark.parametrize(
+    "parameters",
+    [
+        {"kdf": "scrypt", "iterations": FAST, "salt": "AQEBAQEBAQEBAQEBAQEBAQ"},
+        {"kdf": "PBKDF2-SHA256", "iterations": FAST, "salt": "AQEB"},
+        {"kdf": "PBKDF2-SHA256", "iterations": "600000", "salt": "AQEBAQEBAQEBAQEBAQEBAQ"},
+        {"kdf": "PBKDF2-SHA256", "iterations": 1_000_000_000, "salt": "AQEBAQEBAQEBAQEBAQEBAQ"},
+        {"kdf": "PBKDF2-SHA256", "iterations": 1, "salt": "AQEBAQEBAQEBAQEBAQEBAQ"},
+    ],
+)
+def test_the_client_refuses_key_parameters_it_cannot_or_should_not_use(parameters):
+    with pytest.raises(Failure):
+        check_parameters(parameters)

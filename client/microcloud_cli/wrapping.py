@@ -26,6 +26,7 @@ from microcloud_cli.errors import Failure
 
 VERSION = 1
 ITERATIONS = 600_000  # about a third of a second in a browser, as e2e_password.js
+LEAST_ITERATIONS, MOST_ITERATIONS = 100_000, 10_000_000
 KDF = "PBKDF2-SHA256"
 SALT_BYTES = 16
 NONCE_BYTES = 12
@@ -78,8 +79,11 @@ def check_parameters(parameters: dict) -> tuple[bytes, int]:
     """The salt and iterations of GET /s/<token>/key's answer."""
     salt = from_b64url(str(parameters.get("salt", "")))
     iterations = parameters.get("iterations")
-    if parameters.get("kdf") != KDF or len(salt) != SALT_BYTES or not isinstance(iterations, int) or iterations < 1:
+    if parameters.get("kdf") != KDF or len(salt) != SALT_BYTES or not isinstance(iterations, int):
         raise Failure("the link's key derivation is not one this version knows; update microcloud")
+    # The server's own bounds: a count past them would keep this command busy for minutes.
+    if not LEAST_ITERATIONS <= iterations <= MOST_ITERATIONS:
+        raise Failure(f"the link's key derivation asks for {iterations} iterations, outside what links use")
     return salt, iterations
 
 
