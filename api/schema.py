@@ -50,11 +50,14 @@ def add_error_answers(result, generator, request, public):
 # Input rules the serializers enforce in validate(), which drf-spectacular
 # cannot see: a PATCH must change something, a deadline is given once, a
 # new share names its files one way (file or files: exactly one), each of
-# them once, with a password that is not empty; and a body with a field the
+# them once, with a password that is not empty, and a wrapped secret only
+# beside sealed metadata and a password; and a body with a field the
 # serializer does not know is refused, not ignored.
 ONE_DEADLINE = {"not": {"required": ["expires_in", "expires_at"]}}
 CHANGES_SOMETHING = ("PatchedShareUpdateRequest", "PatchedWebhookEndpointUpdateRequest")
 EXACTLY_ONE_OF = {"ShareCreateRequest": ("file", "files")}
+# A field that needs others beside it (OpenAPI 3.0 has no dependentRequired).
+NEEDS_BESIDE = {"ShareCreateRequest": {"wrapped_secret": ("sealed_metadata", "password")}}
 REFUSES_UNKNOWN_FIELDS = (
     "ShareCreateRequest",
     "PatchedShareUpdateRequest",
@@ -66,6 +69,8 @@ PROPERTY_RULES = {
     "ShareCreateRequest": {
         "files": {"uniqueItems": True},
         "password": {"minLength": 1, "description": "A password the link asks for (stored hashed, never shown)."},
+        # 65 bytes in URL-safe base64, padded or not.
+        "wrapped_secret": {"pattern": "^[A-Za-z0-9_-]{86}[AEIMQUYcgkosw048]=?$"},
     },
 }
 
@@ -83,6 +88,10 @@ def declare_input_rules(result, generator, request, public):
             # Inside allOf: a generated client (openapi-python-client) reads a
             # top-level oneOf as a union of models, and keeps this one whole.
             schema["allOf"] = [{"oneOf": [{"required": [field]} for field in EXACTLY_ONE_OF[name]]}]
+        for field, others in NEEDS_BESIDE.get(name, {}).items():
+            schema.setdefault("allOf", []).append(
+                {"anyOf": [{"not": {"required": [field]}}, {"required": [field, *others]}]}
+            )
         if name in REFUSES_UNKNOWN_FIELDS:
             schema["additionalProperties"] = False
         for field, rules in PROPERTY_RULES.get(name, {}).items():

@@ -34,6 +34,7 @@ from sharing.models import (
     UploadTooLarge,
     check_sealed_metadata,
     check_upload,
+    check_wrapped_secret,
     create_sealed_share,
 )
 
@@ -318,9 +319,24 @@ class ShareCreateSerializer(
         "cannot read it; it hands it to whoever opens the link.",
     )
 
+    wrapped_secret = SealedMetadataField(
+        required=False,
+        max_length=88,
+        help_text='For a link sent without its #secret (docs/encryption.md, "A password instead of the fragment"): '
+        "the link's secret wrapped with a key derived from a password, 65 bytes in URL-safe base64 (version 1, "
+        "PBKDF2-SHA256 iterations from 100000 to 10000000). Needs sealed_metadata and password beside it; "
+        "password is then the verifier derived with the wrapping key, never the password.",
+    )
+
     def validate_sealed_metadata(self, blob: bytes) -> bytes:
         try:
             return check_sealed_metadata(blob)
+        except DjangoValidationError as error:
+            raise serializers.ValidationError(error.messages) from None
+
+    def validate_wrapped_secret(self, wrapped: bytes) -> bytes:
+        try:
+            return check_wrapped_secret(wrapped)
         except DjangoValidationError as error:
             raise serializers.ValidationError(error.messages) from None
 
@@ -348,6 +364,14 @@ class ShareCreateSerializer(
             raise serializers.ValidationError(
                 {"message": ["An encrypted link's note goes inside its sealed metadata; leave message out."]}
             )
+        if "wrapped_secret" in attrs:
+            needed = {
+                "sealed_metadata": ["A wrapped_secret belongs to an encrypted link: send its sealed_metadata too."],
+                "password": ["A wrapped_secret opens with a password: send its verifier as password too."],
+            }
+            missing = {field: words for field, words in needed.items() if field not in attrs}
+            if missing:
+                raise serializers.ValidationError(missing)
         attrs["shared"] = attrs.pop("files", None) or [attrs.pop("file")]
         # Raises Django's ValidationError naming the field; DRF reports it as a 400.
         attrs["deadline"] = self.resolve_deadline(attrs)
@@ -355,7 +379,13 @@ class ShareCreateSerializer(
 
     def create(self, validated_data):
         sealed = validated_data.get("sealed_metadata")
-        create = Share.create_for if sealed is None else partial(create_sealed_share, sealed_metadata=sealed)
+        create = (
+            Share.create_for
+            if sealed is None
+            else partial(
+                create_sealed_share, sealed_metadata=sealed, wrapped_secret=validated_data.get("wrapped_secret")
+            )
+        )
         return create(
             files=validated_data["shared"],
             expires_at=validated_data["deadline"],

@@ -27,6 +27,10 @@ ANSWERS = {
             "and use its Download button."
         ),
     ),
+    "not_wrapped": (
+        404,
+        gettext_lazy("This link has no password-wrapped key: open it with the whole link, the part after # included."),
+    ),
     # How a link that ended reads is pages.end_states's, for every page.
     "expired": (410, END_WORDS[EndState.EXPIRED].recipient),
     "download_limit": (410, END_WORDS[EndState.DOWNLOAD_LIMIT].recipient),

@@ -1,8 +1,9 @@
 """The public link: /s/<token> (page or the share), /s/<token>/download (the
 share), /s/<token>/files/<n> (its n-th file), /s/<token>/all.zip (all of
-them), /s/<token>/sealed (an encrypted link's sealed metadata), /s/<token>/receive.js
-(the service worker that decrypts its files), /s/<token>/decrypted/<n> (the
-worker's; the server only says how to get there)."""
+them), /s/<token>/sealed (an encrypted link's sealed metadata), /s/<token>/key
+(how to derive its password's key), /s/<token>/receive.js (the service worker
+that decrypts its files), /s/<token>/decrypted/<n> (the worker's; the server
+only says how to get there)."""
 
 from django.urls import re_path
 
@@ -21,4 +22,5 @@ urlpatterns = [
     re_path(rf"^s/{TOKEN}/sealed$", views.sealed, name="public-sealed"),
     re_path(rf"^s/{TOKEN}/receive\.js$", views.receive_worker, name="public-receive-worker"),
     re_path(rf"^s/{TOKEN}/decrypted/(?P<position>[1-9][0-9]{{0,5}})$", views.decrypted, name="public-decrypted"),
+    re_path(rf"^s/{TOKEN}/key$", views.key, name="public-key"),
 ]

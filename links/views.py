@@ -5,17 +5,20 @@ sends anyone else the share (its file, or a zip of its files when it holds
 several), so existing links and scripts keep working; GET /s/<token>/download
 always sends the share; /s/<token>/files/<n> sends its n-th file and
 /s/<token>/all.zip all of them as one zip; /s/<token>/sealed an encrypted
-link's sealed metadata and /s/<token>/receive.js the service worker its page
+link's sealed metadata (and its wrapped secret, X-Wrapped-Secret);
+/s/<token>/key the public parameters that derive the key unwrapping that
+secret from a password; /s/<token>/receive.js the service worker its page
 decrypts the files with; POST /s/<token> takes the link's
 password from the landing page's form. Viewing the page counts nothing;
 sending bytes is decided by links.downloads.
 """
 
+import base64
 import logging
 from functools import partial
 
 from django.db import DatabaseError
-from django.http import HttpResponse
+from django.http import HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
@@ -39,8 +42,9 @@ from links.tickets import give_unlock, is_unlocked
 from pages.owners import owner_shown
 from ratelimit.limits import CountersUnavailable
 from ratelimit.tries import tries_left_in_words
-from sharing.models import ScanState, Share, sealed_metadata_of
+from sharing.models import ScanState, Share, sealed_metadata_of, wrapped_secret_of
 from sharing.models.lookup import share_by_token
+from sharing.models.sealed import wrapped_iterations, wrapped_salt
 from storage.errors import StorageUnavailable
 
 logger = logging.getLogger(__name__)
@@ -138,6 +142,9 @@ def sealed(request, token: str):
     if blob is None:
         return answer(request, "not_sealed", share=share)
     response = HttpResponse(blob, content_type="application/octet-stream")
+    wrapped = wrapped_secret_of(share)
+    if wrapped is not None:
+        response["X-Wrapped-Secret"] = base64url(wrapped)
     response["Cache-Control"] = "no-store"
     return with_page_headers(response)
 
@@ -166,6 +173,32 @@ def decrypted(request, token: str, position: str):
     """Where the page's service worker saves a decrypted file: reaching the
     server means no page of this browser gave that worker the key."""
     return answer(request, "decrypted_here")
+
+
+@csrf_exempt
+@require_safe
+@guarded
+def key(request, token: str):
+    """How to derive, from a password, the key that unwraps an encrypted
+    link's secret: public (the derivation's salt and cost, nothing secret),
+    so asked before the password is proved; the wrapped secret itself comes
+    only with /sealed, behind the password's verifier. Counts nothing."""
+    share, refusal = live_share(request, token)
+    if refusal is not None:
+        return refusal
+    wrapped = wrapped_secret_of(share)
+    if wrapped is None:
+        return answer(request, "not_wrapped", share=share)
+    parameters = {
+        "kdf": "PBKDF2-SHA256",
+        "iterations": wrapped_iterations(wrapped),
+        "salt": base64url(wrapped_salt(wrapped)),
+    }
+    return with_page_headers(JsonResponse(parameters))
+
+
+def base64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
 def live_share(request, token: str):
@@ -223,6 +256,9 @@ def landing(request, token: str, *, password_error: bool = False, tries_left: in
         "sealed": sealed,
         "sealed_preview_max": SEALED_PREVIEW_MAX,
         "previews_allowed": shows_previews,
+        # A wrapped link's password is turned into its verifier in the
+        # browser (links/static/links/sealed_unlock.js): never posted raw.
+        "wrapped": locked and wrapped_secret_of(share) is not None,
     }
     csp = RECEIVING_PAGE_CSP if sealed else PAGE_CSP
     return with_page_headers(render(request, "links/landing.html", context, status=status), csp=csp)

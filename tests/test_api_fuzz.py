@@ -15,6 +15,7 @@ from django.db import close_old_connections
 from django.utils import timezone
 from hypothesis import HealthCheck, settings
 from microcloud_cli.sealing import new_secret, seal_metadata
+from microcloud_cli.wrapping import wrap
 from schemathesis import checks
 
 from microcloud.wsgi import application
@@ -59,7 +60,7 @@ def api_schema(alice, own_files, same_connection):
 
 
 def own_share_body(body: dict, own_files) -> dict:
-    """A new share's file ids and sealed metadata come from the world, not
+    """A new share's file ids, sealed metadata and wrapped secret come from the world, not
     from the schema: the ids a generated body names become alice's own files
     (distinct ids stay distinct). Everything else is sent as generated."""
     body = dict(body)
@@ -74,6 +75,9 @@ def own_share_body(body: dict, own_files) -> dict:
         # with its note inside: a real body, and no plain message beside it.
         body["sealed_metadata"] = seal_metadata(new_secret(), [{"name": "a.txt", "type": "text/plain", "size": 1}])
         body.pop("message", None)
+    if isinstance(body.get("wrapped_secret"), str) and isinstance(body.get("password"), str):
+        # A wrapped secret is ciphertext too, its password the verifier.
+        body["password"], body["wrapped_secret"] = wrap(new_secret(), body["password"], iterations=100_000)
     return body
 
 

@@ -80,7 +80,7 @@ def test_schema_describes_the_share_fields(schema):
     rules = {"max_downloads", "password", "message", "notify_first_download", "remind_before_expiry"}
     assert (
         set(schema["components"]["schemas"]["ShareCreateRequest"]["properties"])
-        == {"file", "files", "expires_in", "expires_at", "sealed_metadata"} | rules
+        == {"file", "files", "expires_in", "expires_at", "sealed_metadata", "wrapped_secret"} | rules
     )
     patch = schema["components"]["schemas"]["PatchedShareUpdateRequest"]
     assert set(patch["properties"]) == {"expires_in", "expires_at"} | rules

@@ -12,15 +12,18 @@ from microcloud_cli import __version__, config
 from microcloud_cli.api import Api, issue_token
 from microcloud_cli.downloads import fetch
 from microcloud_cli.errors import Failure
-from microcloud_cli.sealed_downloads import fetch_sealed, split_link
+from microcloud_cli.sealed_downloads import fetch_sealed, is_sealed, split_link, unwrap_secret, wrapped_parameters
 from microcloud_cli.sealing import EncryptedFile, new_secret, seal_metadata, secret_from_text, secret_text
 from microcloud_cli.units import lifetime
 from microcloud_cli.uploads import Remembered, Uploader
+from microcloud_cli.wrapping import wrap
 
 ENVIRONMENT = """\
 The server and the token come from MICROCLOUD_URL and MICROCLOUD_TOKEN, or
 else from what `microcloud login` saved (config.json in $XDG_CONFIG_HOME/microcloud,
-~/.config/microcloud by default, readable by you alone)."""
+~/.config/microcloud by default, readable by you alone). The password of a
+link sent without its #key comes from --password, else MICROCLOUD_LINK_PASSWORD,
+else is asked for."""
 
 
 def login(args) -> None:
@@ -50,6 +53,10 @@ def put(args) -> None:
     uploader = Uploader(account, quiet=args.quiet)
     if args.encrypt:
         share, secret = put_encrypted(account, uploader, paths, fields, ephemeral=args.ephemeral)
+        if "wrapped_secret" in share:
+            print(f"Expires {share['expires_at']}. The link opens with its password: whoever has both reads the files.")
+            print(share["url"])
+            return
         print(f"Expires {share['expires_at']}. The key is after the #: whoever has the whole link reads the files.")
         print(f"{share['url']}#{secret_text(secret)}")
         return
@@ -77,20 +84,41 @@ def put_encrypted(account, uploader: Uploader, paths: list[Path], fields: dict, 
         for path, size in ((path, path.stat().st_size) for path in paths)
     ]
     sealed = seal_metadata(secret, described, fields.pop("message", ""))
-    share = Api(account).create_share({"files": ids, "sealed_metadata": sealed, **fields})
+    wrapping = {}
+    if "password" in fields:
+        # The server gets the verifier as the link's password, never the password.
+        fields["password"], wrapping["wrapped_secret"] = wrap(secret, fields["password"])
+    share = Api(account).create_share({"files": ids, "sealed_metadata": sealed, **fields, **wrapping})
     remembered.forget(session)
-    return share, secret
+    return share | wrapping, secret
+
+
+def link_password(given: str | None) -> str:
+    """A wrapped link's password: given, else from the environment (for
+    scripts), else asked without echo on a terminal."""
+    password = given or os.environ.get("MICROCLOUD_LINK_PASSWORD")
+    if password:
+        return password
+    if sys.stdin.isatty():
+        try:
+            return getpass.getpass("Link password: ")
+        except EOFError:
+            pass
+    raise Failure("this link opens with its password: give --password or MICROCLOUD_LINK_PASSWORD")
 
 
 def get(args) -> None:
     base, fragment = split_link(args.link)
+    if not fragment:
+        parameters = wrapped_parameters(base)
+        if parameters is not None:
+            secret, verifier = unwrap_secret(base, parameters, link_password(args.password))
+            fetch_encrypted(args, base, secret, verifier)
+            return
+        if is_sealed(base, args.password):
+            raise Failure("this encrypted link is incomplete: its key, after the #, is missing; copy the whole link")
     if fragment:
-        if args.output:
-            raise Failure("-o names one file; an encrypted link is written under its files' own names (use -d)")
-        for target in fetch_sealed(
-            base, secret_from_text(fragment), folder=Path(args.directory), password=args.password, quiet=args.quiet
-        ):
-            print(target)
+        fetch_encrypted(args, base, secret_from_text(fragment), args.password)
         return
     target = fetch(
         args.link,
@@ -100,6 +128,13 @@ def get(args) -> None:
         quiet=args.quiet,
     )
     print(target)
+
+
+def fetch_encrypted(args, base: str, secret: bytes, password: str | None) -> None:
+    if args.output:
+        raise Failure("-o names one file; an encrypted link is written under its files' own names (use -d)")
+    for target in fetch_sealed(base, secret, folder=Path(args.directory), password=password, quiet=args.quiet):
+        print(target)
 
 
 def ls(args) -> None:
@@ -151,7 +186,11 @@ def parser() -> argparse.ArgumentParser:
         "--expires", help="3600 (seconds), 90m, 2h, 7d, or 2026-12-31T18:00:00Z; else the server's default"
     )
     sub.add_argument("--limit", type=int, help="how many downloads the link allows in all")
-    sub.add_argument("--password", help="a password the link asks for")
+    sub.add_argument(
+        "--password",
+        help="a password the link asks for; with --encrypt it also wraps the key, and the link is printed without "
+        "its #key (whoever has the link and the password reads the files)",
+    )
     sub.add_argument("--message", help="a note shown to the recipient")
     sub.add_argument("--ephemeral", action="store_true", help="delete the files once the link ends")
     sub.add_argument(
@@ -170,7 +209,11 @@ def parser() -> argparse.ArgumentParser:
     sub.add_argument("link")
     sub.add_argument("-o", "--output", help="the path to write (else the file's own name)")
     sub.add_argument("-d", "--directory", default=".", help="where to write it (default: here)")
-    sub.add_argument("--password", help="the link's password")
+    sub.add_argument(
+        "--password",
+        help="the link's password; an encrypted link without its #key opens with it (else "
+        "MICROCLOUD_LINK_PASSWORD, else asked)",
+    )
     sub.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
     sub = command("ls", ls, "List your links, newest first: id, status, expiry, downloads, files, link.")

@@ -23,6 +23,8 @@ from microcloud_cli.errors import Failure
 from microcloud_cli.http import error_text, get_following
 from microcloud_cli.progress import Progress
 from microcloud_cli.sealing import CONTENT_INFO, derive, open_metadata
+from microcloud_cli.wrapping import check_parameters, unwrap
+from microcloud_cli.wrapping import derive as derive_from_password
 
 PIECE = 1024 * 1024
 
@@ -37,6 +39,52 @@ def safe_name(name: str, position: int) -> str:
     """A name from the metadata, as a file in the chosen folder only."""
     name = Path(str(name)).name
     return name if name not in ("", ".", "..") else f"file-{position}"
+
+
+def wrapped_parameters(link: str) -> dict | None:
+    """GET /s/<token>/key: how the link's password derives its key, or None
+    for a link whose secret is not wrapped (or no such link)."""
+    response = get_following(f"{link}/key", headers={"Accept": "application/json"})
+    body = response.read()
+    if response.status == 404:
+        return None
+    if response.status != 200:
+        raise Failure(error_text(response, body))
+    try:
+        return json.loads(body)
+    except ValueError:
+        raise Failure("the link's key parameters are not JSON") from None
+
+
+def is_sealed(link: str, password: str | None) -> bool:
+    """Whether a link given without its #secret is an encrypted one (its
+    files would be ciphertext to whoever downloads them)."""
+    headers = {"Accept": "application/octet-stream"}
+    if password is not None:
+        headers["X-Share-Password"] = password
+    response = get_following(f"{link}/sealed", headers=headers)
+    body = response.read()
+    if response.status == 404:
+        return False
+    if response.status != 200:
+        raise Failure(error_text(response, body))
+    return True
+
+
+def unwrap_secret(link: str, parameters: dict, password: str) -> tuple[bytes, str]:
+    """(the link's secret, the verifier that proves the password): the
+    verifier goes to the server as the link's password; the secret comes
+    back wrapped, beside the sealed metadata, and opens here."""
+    salt, iterations = check_parameters(parameters)
+    derived = derive_from_password(password, salt, iterations)
+    response = get_following(f"{link}/sealed", headers={"X-Share-Password": derived.verifier})
+    body = response.read()
+    if response.status != 200:
+        raise Failure(error_text(response, body))
+    wrapped = response.getheader("X-Wrapped-Secret")
+    if not wrapped:
+        raise Failure("the server sent no wrapped key for this link")
+    return unwrap(wrapped, derived.key), derived.verifier
 
 
 def fetch_sealed(link: str, secret: bytes, *, folder: Path, password: str | None = None, quiet=False) -> list[Path]:

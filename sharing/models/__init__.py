@@ -26,7 +26,8 @@ module imports only from the layers above it in this list, never below
    querysets  queries over shares (holding a file, servable, by status)
 5. shares     the Share model: create, change, unshare
 6. lookup     a share by its link's token (the public link's first query)
-   sealed     an end-to-end encrypted share's sealed metadata, made with it
+   sealed     an end-to-end encrypted share's sealed metadata (and its
+              password-wrapped secret), made with it
    expiring   the one path that ends shares by time
 7. reactivation, removal
               bringing an ended share back; deleting a file with its shares,
@@ -60,8 +61,10 @@ from sharing.models.sealed import (
     MAX_SEALED_METADATA_BYTES,
     SealedMetadata,
     check_sealed_metadata,
+    check_wrapped_secret,
     create_sealed_share,
     sealed_metadata_of,
+    wrapped_secret_of,
 )
 from sharing.models.shares import (
     KEEP,
@@ -99,6 +102,7 @@ __all__ = [
     "byte_budget",
     "check_sealed_metadata",
     "check_upload",
+    "check_wrapped_secret",
     "clean_content_type",
     "clean_file_name",
     "copy_bytes",
@@ -119,4 +123,5 @@ __all__ = [
     "sealed_metadata_of",
     "stored_address",
     "stored_file_path",
+    "wrapped_secret_of",
 ]
