@@ -99,7 +99,9 @@ def fetch_sealed(link: str, secret: bytes, *, folder: Path, password: str | None
     kept = folder / f".microcloud-{hashlib.sha256(base.encode()).hexdigest()[:16]}.sealed"
     try:
         blob = kept.read_bytes()
+        resuming = True
     except OSError:
+        resuming = False
         response = get_following(f"{base}/sealed", headers=headers)
         blob = response.read()
         if response.status != 200:
@@ -107,16 +109,23 @@ def fetch_sealed(link: str, secret: bytes, *, folder: Path, password: str | None
     metadata = open_metadata(secret, blob)
     entries = metadata["files"]
     targets = [folder / safe_name(entry.get("name"), n) for n, entry in enumerate(entries, start=1)]
-    for target in targets:
-        refuse_overwriting(target)
     key = derive(secret, CONTENT_INFO)
     decryptions = [
         Decryption(base if len(entries) == 1 else f"{base}/files/{n}", target, key, int(entry["size"]), headers)
         for n, (entry, target) in enumerate(zip(entries, targets, strict=True), start=1)
     ]
+    # A run cut after some of the files were whole leaves those under their
+    # names: the metadata kept beside them says they are this link's own.
+    done = [resuming and decryption.finished_earlier() for decryption in decryptions]
+    for decryption, finished in zip(decryptions, done, strict=True):
+        if not finished:
+            refuse_overwriting(decryption.target)
     kept.write_bytes(blob)
     try:
-        written = [decryption.run(quiet=quiet) for decryption in decryptions]
+        written = [
+            decryption.target if finished else decryption.run(quiet=quiet)
+            for decryption, finished in zip(decryptions, done, strict=True)
+        ]
     except Failure:
         if not any(decryption.partial.exists() for decryption in decryptions):
             kept.unlink(missing_ok=True)  # nothing to resume: nothing kept
@@ -202,6 +211,10 @@ class Decryption:
                     break
         if not finished:
             raise ece.Damaged("the body ended before its last record")
+
+    def finished_earlier(self) -> bool:
+        """Whether an earlier run of this get put the whole file in place."""
+        return self.target.is_file() and self.target.stat().st_size == self.size and not self.notes.exists()
 
     def read_notes(self) -> dict | None:
         try:

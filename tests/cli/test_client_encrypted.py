@@ -148,3 +148,34 @@ def test_a_cut_download_resumes_from_its_records_and_a_one_download_link_counts_
     # The resume asked for the records it lacked, from the first one it had not kept whole.
     resumed = [int(n) for n in re.findall(r'"GET /s/\S+ HTTP/1.1" 206 (\d+)', (tmp_path / "web.log").read_text())]
     assert resumed == [size - ece.record_offset(records_kept)]
+
+
+def test_a_get_cut_after_its_first_file_resumes_the_second_and_keeps_the_first(env, tmp_path):
+    small = random_file(tmp_path / "notes.txt", 300 * 1024)
+    big = random_file(tmp_path / "big.iso", 120 * 1024 * 1024)
+    link, *_ = put_encrypted(env, small, big)
+    out = tmp_path / "out"
+    out.mkdir()
+    running = start_microcloud(env, "get", "-q", link, "-d", str(out))
+
+    def second_begun():
+        parts = list(out.glob(".microcloud-*.plain.part"))
+        return (out / "notes.txt").exists() and bool(parts) and parts[0].stat().st_size > 0
+
+    try:
+        assert wait_until(second_begun, timeout=60)
+        running.send_signal(signal.SIGSTOP)
+    finally:
+        running.kill()
+        running.wait()
+    assert not (out / "big.iso").exists()
+
+    done = microcloud(env, "get", "-q", link, "-d", str(out))
+    assert done.stdout.split() == [str(out / "notes.txt"), str(out / "big.iso")]
+    assert sha256(out / "notes.txt") == sha256(small)
+    assert sha256(out / "big.iso") == sha256(big)
+    assert not list(out.glob(".microcloud-*"))
+    # The second run asked only for the rest of the second file.
+    log = (tmp_path / "web.log").read_text()
+    assert len(re.findall(r'"GET /s/\S+/files/1 HTTP/1.1" 200', log)) == 1
+    assert len(re.findall(r'"GET /s/\S+/files/2 HTTP/1.1" 206', log)) == 1
