@@ -24,6 +24,7 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARE_TABLE = "sharing_share"
+EVENT_TABLE = "sharing_shareevent"  # the shares' history
 BUSY_TIMEOUT_S = 20.0  # the app's default SQLITE_BUSY_TIMEOUT
 DAY = 86400.0
 
@@ -207,6 +208,13 @@ def read_outcomes(path: Path) -> list[Outcome]:
     with contextlib.closing(connect(path)) as conn:
         rows = conn.execute(f"SELECT expires_at, status, ended_at FROM {SHARE_TABLE}").fetchall()
     return [Outcome(parse_ts(e), s, parse_ts(x) if x else None) for e, s, x in rows]
+
+
+def expired_events(path: Path) -> int:
+    """The history's expiry events: one per share expired by an engine that
+    keeps the history (our daemon), none for one that only updates rows."""
+    with contextlib.closing(connect(path)) as conn:
+        return conn.execute(f"SELECT COUNT(*) FROM {EVENT_TABLE} WHERE kind = 'expired'").fetchone()[0]
 
 
 class Watcher:

@@ -69,7 +69,7 @@ def build(
         "scenarios": results,
         "ratios_ours_over_theirs": ratios(results),
         "implied_sweep_60s": implied_sweep(results, sweep_interval),
-        "targets": check_targets(results),
+        "targets": check_targets(results, floor),
     }
 
 
@@ -210,7 +210,10 @@ def render(report: dict) -> str:
         )
 
     if "burst" in results:
-        headers = ["engine", "shares", "expired", "drain s", "seen s", "rows/s", "p50 ms", "max ms", "stamp gap ms"]
+        headers = [
+            *("engine", "shares", "expired", "drain s", "seen s", "rows/s", "p50 ms", "max ms", "stamp gap ms"),
+            *("CPU s", "history rows"),
+        ]
         rows = _rows(
             results,
             "burst",
@@ -223,13 +226,17 @@ def render(report: dict) -> str:
                 fmt(r["lateness"]["p50_ms"]),
                 fmt(r["lateness"]["max_ms"]),
                 fmt((r.get("stamp_gap") or {}).get("max_ms")),
+                # Both absent from runs saved before they were measured.
+                fmt(r.get("cpu_s"), 2),
+                fmt(r.get("history_rows")),
             ],
         )
         if "burst" in implied:
             rows.append(["sweep @60 s (implied)", "", "", f"<= {fmt(implied['burst']['worst_drain_s'])}"])
         parts.append(
             f"BURST: {sizes['burst_shares']:,} shares due at one instant; drain = last ended_at - deadline, "
-            "seen = when the benchmark saw none left (10 ms polls)\n" + table(headers, _pad(rows, len(headers)))
+            "seen = when the benchmark saw none left (10 ms polls); CPU from the deadline to seen\n"
+            + table(headers, _pad(rows, len(headers)))
         )
 
     if "idle" in results:
@@ -336,17 +343,20 @@ def render(report: dict) -> str:
 
 
 def targets_part(targets: list[dict]) -> str:
-    """The targets as met or MISSED, with why one was not measured."""
+    """The targets as met, MISSED or not measured, with why."""
     rows = [
         [
             t["target"],
             fmt(t["measured"]) + f" {t['unit']}",
             fmt(t["limit"]) + f" {t['unit']}",
-            "met" if t["met"] else "MISSED" + (f" ({t['note']})" if t.get("note") else ""),
+            # Rows saved before "status" existed knew only met and missed.
+            t.get("status", "met" if t["met"] else "MISSED") + (f" ({t['note']})" if t.get("note") else ""),
         ]
         for t in targets
     ]
-    return "OUR DAEMON'S TARGETS\n" + table(["target", "measured", "limit", ""], rows)
+    return "OUR DAEMON'S TARGETS (limits with a floor are set from this run's figures)\n" + table(
+        ["target", "measured", "limit", ""], rows
+    )
 
 
 def _ratio(value: float | None) -> str:

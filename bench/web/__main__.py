@@ -25,7 +25,7 @@ import traceback
 from pathlib import Path
 
 from bench import report as expiry_report
-from bench.web import bucket, database, front, load, report, scenarios, server
+from bench.web import bucket, database, front, load, report, scenarios, server, targets
 from bench.web.plan import FULL, SMOKE, Plan
 
 MIB = 1024 * 1024
@@ -50,7 +50,7 @@ def scenario_list() -> str:
         "scenarios (full run's sizes):\n"
         + "\n".join(lines)
         + f"\n\n{scenarios.ZIP_KEY} is compared with download_large: its MB/s must be at least "
-        f"{report.ZIP_SPEED_SHARE * 100:.0f} % of the single file's (a target line, met or MISSED); "
+        f"{targets.ZIP_SPEED_SHARE * 100:.0f} % of the single file's (a target line, met or MISSED); "
         "one whole zip is checked untimed first (length = Content-Length, zipfile's testzip())."
         "\n\nstorage (--storage):\n"
         "  disk    every chosen scenario, the bytes in MEDIA_ROOT (the default storage)\n"
@@ -91,7 +91,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         if f.name != "connections":
             sizes.add_argument(f"--{f.name.replace('_', '-')}", type=int, metavar="N", help=SIZE_HELP.get(f.name))
     args = parser.parse_args(argv)
-    for name, known in (("databases", report.DATABASES), ("scenarios", CHOICES), ("storage", STORAGES)):
+    for name, known in (("databases", targets.DATABASES), ("scenarios", CHOICES), ("storage", STORAGES)):
         unknown = set(getattr(args, name).split(",")) - set(known)
         if unknown:
             parser.error(f"unknown {name}: {', '.join(sorted(unknown))}")

@@ -1,168 +1,22 @@
-"""Ratios to the floor, target checks, tables and JSON for the web benchmark.
+"""Tables and JSON for the web benchmark.
 
-The JSON holds every figure of every cell; ratios and targets are derived
-from them again by --render, so an old run can be read with today's targets.
+The JSON holds every figure of every cell; ratios and targets (targets.py)
+are derived from them again by --render, so an old run can be read with
+today's targets.
 """
 
 from bench.report import fmt, table
 from bench.web.plan import Plan
-from bench.web.scenarios import BY_KEY, SCENARIOS, YARDSTICK_CONNECTIONS, ZIP_KEY, human_bytes, label, zip_label
-
-DATABASES = {"sqlite": "SQLite", "postgresql": "PostgreSQL"}
-STREAM_RSS_LIMIT_MB = 16
-UPLOAD_RSS_LIMIT_MB = 32
-TUS_SPEED_SHARE = 0.8  # tus upload MB/s over the multipart upload's, at least
-ZIP_SPEED_SHARE = 0.8  # the zip of several files' MB/s over the single large file's, at least
-ZIP_SINGLE = "download_large"  # what the zip is compared with
-FLOOR_RATE = "the floor view's req/s"
-HOT_LINK_SHARE = 0.6  # of the floor's req/s, at every concurrency in HOT_LINK_CONNECTIONS
-HOT_LINK_CONNECTIONS = (16, 64)
-HOT_LINK_P50_MS = 5.0  # at YARDSTICK_CONNECTIONS
-
-
-def _cell(databases: dict, db: str, key: str, connections: int) -> dict | None:
-    cell = databases.get(db, {}).get("cells", {}).get(key, {}).get(str(connections))
-    return cell if cell and "error" not in cell else None
-
-
-def ratio(databases: dict, db: str, key: str, connections: int) -> float | None:
-    """Our figure over the yardstick's, same database, same concurrency."""
-    scenario = BY_KEY[key]
-    ours = _cell(databases, db, key, connections)
-    floor = _cell(databases, db, scenario.yardstick, connections) if scenario.yardstick else None
-    if not ours or not floor or not floor[scenario.metric] or ours[scenario.metric] is None:
-        return None
-    return ours[scenario.metric] / floor[scenario.metric]
-
-
-def ratios(databases: dict, plan: Plan) -> dict:
-    out: dict[str, dict] = {}
-    for db in databases:
-        for s in SCENARIOS:
-            for c in plan.connections:
-                value = ratio(databases, db, s.key, c) if s.yardstick else None
-                if value is not None:
-                    out.setdefault(db, {}).setdefault(s.key, {})[str(c)] = value
-    return out
-
-
-def _target(name: str, measured, limit, unit: str, met: bool | None, status: str | None = None) -> dict:
-    status = status or ("not measured" if met is None else "met" if met else "MISSED")
-    return {"target": name, "measured": measured, "limit": limit, "unit": unit, "met": met, "status": status}
-
-
-def _ratio_target(
-    databases: dict, db: str, key: str, what: str, floor_name: str, limit: float, c: int = YARDSTICK_CONNECTIONS
-) -> dict:
-    name = f"{what} at {c} connections >= {limit * 100:.0f} % of {floor_name} ({DATABASES[db]})"
-    value = ratio(databases, db, key, c)
-    cell = _cell(databases, db, key, c)
-    if value is None or cell is None:
-        return _target(name, None, limit * 100, "%", None)
-    # Errors (e.g. 503s) make a fast figure meaningless.
-    met = value >= limit and cell["failed"] == 0
-    return _target(name, value * 100, limit * 100, "%", met)
-
-
-def _latency_target(databases: dict, db: str, key: str, what: str) -> dict:
-    c = YARDSTICK_CONNECTIONS
-    name = f"{what} at {c} connections: p50 latency < {HOT_LINK_P50_MS:g} ms ({DATABASES[db]})"
-    cell = _cell(databases, db, key, c)
-    if cell is None or cell.get("p50_ms") is None:
-        return _target(name, None, HOT_LINK_P50_MS, "ms", None)
-    met = cell["p50_ms"] < HOT_LINK_P50_MS and cell["failed"] == 0
-    return _target(name, cell["p50_ms"], HOT_LINK_P50_MS, "ms", met)
-
-
-def zip_share(databases: dict, db: str, connections: int) -> float | None:
-    """The zip's MB/s over the single large file's, same database, same concurrency."""
-    zipped, single = _cell(databases, db, ZIP_KEY, connections), _cell(databases, db, ZIP_SINGLE, connections)
-    if not zipped or not single or not single["mb_per_s"] or zipped["mb_per_s"] is None:
-        return None
-    return zipped["mb_per_s"] / single["mb_per_s"]
-
-
-def _zip_target(databases: dict, db: str, plan: Plan) -> dict:
-    c = YARDSTICK_CONNECTIONS
-    name = (
-        f"zip of {zip_label(plan)} (all.zip) at {c} connections >= {ZIP_SPEED_SHARE * 100:.0f} % of the "
-        f"{human_bytes(plan.large_bytes)} download's MB/s ({DATABASES[db]})"
-    )
-    share = zip_share(databases, db, c)
-    if share is None:
-        return _target(name, None, ZIP_SPEED_SHARE * 100, "%", None)
-    # A fast figure is meaningless with errors, or for bytes that are not the zip promised.
-    check = databases[db].get("zip_check") or {}
-    met = share >= ZIP_SPEED_SHARE and _cell(databases, db, ZIP_KEY, c)["failed"] == 0 and bool(check.get("ok"))
-    return _target(name, share * 100, ZIP_SPEED_SHARE * 100, "%", met)
-
-
-def _below(what: str, db: str, value: float | None, limit: float) -> dict:
-    met = None if value is None else value < limit
-    return _target(f"{what} < {limit} MB ({DATABASES[db]})", value, limit, "MB", met)
-
-
-def check_targets(databases: dict, plan: Plan) -> list[dict]:
-    small, large = human_bytes(plan.small_bytes), human_bytes(plan.large_bytes)
-    dbs = [db for db in DATABASES if db in databases]
-    rows = []
-    for db in dbs:
-        for c in [c for c in HOT_LINK_CONNECTIONS if c in plan.connections]:
-            what = f"{small} download, one hot link"
-            rows.append(_ratio_target(databases, db, "download_small", what, FLOOR_RATE, HOT_LINK_SHARE, c))
-        rows.append(_latency_target(databases, db, "download_small", f"{small} download, one hot link"))
-    for db in dbs:
-        # Shown, not a target: a limited link must count exactly, one row lock each.
-        value = ratio(databases, db, "download_limited", YARDSTICK_CONNECTIONS)
-        name = f"{small} download of a link with a download limit, % of {FLOOR_RATE} ({DATABASES[db]})"
-        rows.append(_target(name, None if value is None else value * 100, None, "%", None, "shown (no target)"))
-    for db in dbs:
-        rows.append(_ratio_target(databases, db, "api_create", "POST /api/shares/", FLOOR_RATE, 0.3))
-    for db in dbs:
-        rows.append(_ratio_target(databases, db, "download_large", f"{large} download", "WhiteNoise's MB/s", 0.5))
-    for db in dbs:
-        rows.append(_zip_target(databases, db, plan))
-    for db in dbs:
-        cells = [_cell(databases, db, "download_large", c) for c in plan.connections]
-        growth = [c["workers"]["max_growth_mb"] for c in cells if c and c["workers"]["max_growth_mb"] is not None]
-        what = f"worker RSS growth while streaming {large}, any concurrency"
-        rows.append(_below(what, db, max(growth) if growth else None, STREAM_RSS_LIMIT_MB))
-    for db in dbs:
-        up = databases[db].get("upload") or {}
-        growth = (up.get("workers") or {}).get("max_growth_mb") if up.get("status") == 201 else None
-        what = f"{human_bytes(plan.upload_bytes)} upload accepted, worker RSS growth"
-        rows.append(_below(what, db, growth, UPLOAD_RSS_LIMIT_MB))
-    for db in dbs:
-        rows.append(_tus_speed_target(databases[db], db, plan))
-    for db in dbs:
-        tus = databases[db].get("tus_upload") or {}
-        growth = (tus.get("workers") or {}).get("max_growth_mb") if tus.get("verified") else None
-        what = f"{human_bytes(plan.upload_bytes)} tus upload stored, worker RSS growth"
-        rows.append(_below(what, db, growth, UPLOAD_RSS_LIMIT_MB))
-    for db in dbs:
-        probe = databases[db].get("over_limit")
-        met = None if probe is None else bool(probe.get("refused_before_body"))
-        name = f"upload over the limit: 413 before its body is read ({DATABASES[db]})"
-        rows.append(_target(name, probe.get("status") if probe else None, 413, "", met))
-    for db in dbs:
-        what = f"{large} download offloaded (X-Accel-Redirect behind nginx)"
-        rows.append(_ratio_target(databases, db, "offload_large", what, "nginx's own MB/s", 0.9))
-    return rows
-
-
-def _tus_speed_target(result: dict, db: str, plan: Plan) -> dict:
-    """The tus upload's MB/s against the multipart upload's of the same
-    size, same server: both stored, or not measured."""
-    name = (
-        f"{human_bytes(plan.upload_bytes)} tus upload ({human_bytes(plan.tus_chunk_bytes)} chunks) "
-        f">= {TUS_SPEED_SHARE * 100:.0f} % of the multipart upload's MB/s ({DATABASES[db]})"
-    )
-    multipart, tus = result.get("upload") or {}, result.get("tus_upload") or {}
-    stored = multipart.get("status") == 201 and multipart.get("verified", True) and tus.get("verified")
-    if not stored or not multipart.get("mb_per_s") or not tus.get("mb_per_s"):
-        return _target(name, None, TUS_SPEED_SHARE * 100, "%", None)
-    share = tus["mb_per_s"] / multipart["mb_per_s"]
-    return _target(name, share * 100, TUS_SPEED_SHARE * 100, "%", share >= TUS_SPEED_SHARE)
+from bench.web.scenarios import BY_KEY, SCENARIOS, ZIP_KEY, human_bytes, label, zip_label
+from bench.web.targets import (
+    DATABASES,
+    HOT_LINK_STRETCH,
+    YARDSTICK_SERVER,
+    check_targets,
+    hot_link_stretch,
+    ratios,
+    zip_share,
+)
 
 
 def build(meta: dict, plan: dict, databases: dict) -> dict:
@@ -172,7 +26,9 @@ def build(meta: dict, plan: dict, databases: dict) -> dict:
         "plan": plan,
         "databases": databases,
         "ratios_to_floor": ratios(databases, p),
+        "yardstick_server": f"{YARDSTICK_SERVER} (gthread, --preload): {p.workers} workers x {p.threads} threads",
         "targets": check_targets(databases, p),
+        "stretch": hot_link_stretch(databases, p),
     }
 
 
@@ -418,4 +274,16 @@ def render(report: dict) -> str:
         for t in report["targets"]
     ]
     parts.append("TARGETS\n" + table(["target", "measured", "limit", ""], target_rows))
+    stretch_rows = [
+        [
+            s["figure"],
+            "-" if s["measured"] is None else f"{fmt(s['measured'], 1)} {s['unit']}",
+            f"{fmt(s['aim'], 0)} {s['unit']}",
+            s["status"],
+        ]
+        for s in report.get("stretch", [])
+    ]
+    if stretch_rows:
+        title = f"STRETCH AIM (a figure, not a target): the hot link at {HOT_LINK_STRETCH * 100:.0f} % of the floor"
+        parts.append(title + "\n" + table(["figure", "measured", "aim", ""], stretch_rows))
     return "\n\n".join(parts) + "\n"
