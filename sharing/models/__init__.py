@@ -62,6 +62,7 @@ from sharing.models.sealed import (
     check_sealed_metadata,
     create_sealed_share,
     sealed_metadata_of,
+    sealed_share_ids,
 )
 from sharing.models.shares import (
     KEEP,
@@ -117,6 +118,7 @@ __all__ = [
     "resend_allowance",
     "retry_deletions",
     "sealed_metadata_of",
+    "sealed_share_ids",
     "stored_address",
     "stored_file_path",
 ]
