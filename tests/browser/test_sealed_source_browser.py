@@ -24,7 +24,7 @@ KiB = 1024
 ODD_CHUNK = 200_003
 
 # Seals `size` random bytes at position 3 of a link, reads the body whole
-# and in ranges of random lengths, and gives back the secret, the
+# and in ranges of random lengths and around each record's edges, and gives back the secret, the
 # plaintext, the whole body and whether every range matched it.
 SLICES = """async ([size, seed]) => {
   const ece = window.microcloudECE;
@@ -42,6 +42,13 @@ SLICES = """async ([size, seed]) => {
     const part = await bytes(start, end);
     ranges.push(part.length === end - start && part.every((byte, i) => byte === whole[start + i]));
     start = end;
+  }
+  // And a byte either side of the header's end and of every record's.
+  for (let edge = ece.HEADER_BYTES; edge <= source.size; edge += ece.RECORD_BYTES) {
+    for (const [start, end] of [[edge - 1, edge], [edge, edge + 1], [edge - 1, edge + 1]]) {
+      const part = await bytes(start, Math.min(end, source.size));
+      ranges.push(part.every((byte, i) => byte === whole[start + i]));
+    }
   }
   const text = (data) => ece.base64url(data);
   return { secret: ece.secretText(secret), plain: text(plain), whole: text(whole), size: source.size, ranges };

@@ -14,6 +14,7 @@ import hashlib
 import random
 import subprocess
 from pathlib import Path
+from urllib.parse import unquote_to_bytes
 
 import http_ece
 import pytest
@@ -111,6 +112,13 @@ class PlainRuns:
         return any(data[i : i + half] in blocks for i in range(len(data) - half + 1))
 
 
+def headers_of(request: Request) -> bytes:
+    """Its headers, and tus's Upload-Metadata decoded (each value is base64)."""
+    headers = repr(sorted(request.headers.items())).encode()
+    pairs = [pair.split(" ") for pair in request.headers.get("upload-metadata", "").split(",") if pair]
+    return b" ".join([headers, *(base64.b64decode(pair[1]) for pair in pairs if len(pair) == 2)])
+
+
 def stored_bytes(share: Share) -> list[bytes]:
     return [Path(stored.content.path).read_bytes() for stored in share.files]
 
@@ -159,9 +167,10 @@ def test_two_files_shared_encrypted_leave_no_name_key_or_plaintext_and_decrypt_e
     assert blob_bodies_are_stored_slices(page, stored) >= sum(map(len, stored))
     secrets = [secret_text.encode(), secret, TEXT_NAME.encode(), BINARY_NAME.encode(), MESSAGE.encode()]
     runs = [PlainRuns(plain.read_bytes()) for plain in (text, binary)]
+    secrets += [encoded(value) for value in secrets for encoded in (base64.b64encode, base64.urlsafe_b64encode)]
     for request in seen:
         body = request.post_data_buffer or b""
-        sent = b" ".join([request.url.encode(), repr(sorted(request.headers.items())).encode(), body])
+        sent = b" ".join([request.url.encode(), unquote_to_bytes(request.url), headers_of(request), body])
         assert not [value for value in secrets if value in sent], request.url
         assert not any(run.found_in(body) for run in runs), request.url
     assert any(b"sealed_metadata" in (request.post_data_buffer or b"") for request in seen)
