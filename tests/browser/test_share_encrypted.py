@@ -281,3 +281,28 @@ def test_a_password_sends_a_verifier_and_the_wrapped_secret_never_the_password_o
     wrapped = base64.urlsafe_b64decode(body["wrapped_secret"] + "=" * (-len(body["wrapped_secret"]) % 4))
     assert len(wrapped) == 65
     assert wrapped[0] == 1
+
+
+def test_what_the_link_cannot_be_is_said_before_or_after_the_files_go(owner_context, tmp_path):
+    page = owner_context.new_page()
+    page.goto("/files/encrypted/")
+    error = page.locator("#encrypted-error")
+    page.get_by_role("button", name="Encrypt, upload and make the link").click()
+    expect(error).to_have_text("Choose at least one file to share.")
+    note = tmp_path / "note.txt"
+    note.write_text("A short note.\n")
+    page.get_by_label("Files to encrypt").set_input_files([note])
+    page.get_by_label("A date and time").check()
+    page.get_by_role("button", name="Encrypt, upload and make the link").click()
+    expect(error).to_have_text("Pick the date and time the link should end.")
+    page.get_by_label("End date and time").fill("2001-01-01T10:00")
+    page.get_by_role("button", name="Encrypt, upload and make the link").click()
+    expect(error).to_have_text("That time has already passed; pick one in the future.")
+    expect(page.locator("#upload-progress li")).to_have_count(0)  # nothing was sent
+    # What only the server knows (its longest lifetime) comes back from the API, named.
+    page.get_by_label("End date and time").fill("2999-01-01T10:00")
+    page.get_by_role("button", name="Encrypt, upload and make the link").click()
+    expect(error).to_contain_text("The files were sent, but the link could not be made:")
+    expect(error).to_contain_text("maximum lifetime")
+    expect(page.get_by_role("button", name="Encrypt, upload and make the link")).to_be_enabled()
+    axe_check(page)

@@ -49,7 +49,7 @@
     return field ? field.value : "";
   }
 
-  // The link's rules as the API takes them; null with the error said.
+  // The link's rules as the API takes them, or {refused: why}.
   function rules() {
     var body = {
       notify_first_download: form.elements.notify_first_download.checked,
@@ -59,7 +59,9 @@
     if (lifetime && lifetime.value === "custom") {
       var local = value("expires_local");
       // A datetime-local value is read in the browser's own zone, as the owner meant it.
-      if (!local || isNaN(new Date(local).getTime())) return null;
+      if (!local || isNaN(new Date(local).getTime())) return { refused: text.noDeadlineText };
+      // Said before any byte goes, not after the files are sent.
+      if (new Date(local).getTime() <= Date.now()) return { refused: text.pastText };
       body.expires_at = new Date(local).toISOString();
     } else if (lifetime) {
       body.expires_in = Number(lifetime.value);
@@ -170,7 +172,7 @@
     if (!files.length) return say(text.noFilesText);
     if (files.length > Number(text.maxFiles)) return say(text.tooManyText);
     if (tooLarge.length) return say(tooLarge[0].name + ": " + text.tooLargeText);
-    if (!body) return say(text.noDeadlineText);
+    if (body.refused) return say(body.refused);
     say("");
     var password = value("password");
     var message = value("message");
