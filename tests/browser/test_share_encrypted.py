@@ -198,6 +198,8 @@ def test_two_files_shared_encrypted_leave_no_name_key_or_plaintext_and_decrypt_e
     row = page.locator(f'[data-sealed-share="{share.pk}"]')
     expect(row).to_have_attribute("data-sealed-shown", "true")
     expect(row.locator("[data-sealed-name]")).to_have_text(f"{TEXT_NAME}, {BINARY_NAME}")
+    expect(row.locator("button.copy")).to_have_attribute("data-copy-text", link)
+    assert row.locator("a.token").evaluate("(a) => a.href") == link
     page.goto(f"/shares/{share.pk}/")
     expect(page.locator("#share-link")).to_have_value(link)
     expect(page.locator('[data-sealed-file="2"]')).to_have_text(BINARY_NAME)
@@ -210,6 +212,7 @@ def test_two_files_shared_encrypted_leave_no_name_key_or_plaintext_and_decrypt_e
     row = other.locator(f'[data-sealed-share="{share.pk}"]')
     expect(row).to_have_attribute("data-sealed-shown", "false")
     expect(row.locator("[data-sealed-name]")).to_have_text("2 encrypted files")
+    expect(row.locator("button.copy")).to_have_attribute("data-copy-text", base)
     other.goto(f"/shares/{share.pk}/")
     expect(other.locator("[data-sealed-share]")).to_have_attribute("data-sealed-shown", "false")
     expect(other.locator("#share-link")).to_have_value(base)

@@ -26,9 +26,14 @@
     element.querySelectorAll("[data-sealed-message]").forEach(function (message) {
       message.textContent = record.message || message.dataset.noneText;
     });
-    // A password-wrapped link goes without its key: the password opens it.
-    element.querySelectorAll("[data-sealed-link]").forEach(function (input) {
-      if (!record.wrapped) input.value = input.value.split("#")[0] + "#" + record.secret;
+    // The link shown, opened or copied, with its key; a password-wrapped
+    // link goes without it (the password opens it).
+    var key = "#" + record.secret;
+    element.querySelectorAll("[data-sealed-link]").forEach(function (target) {
+      if (record.wrapped) return;
+      if (target.tagName === "INPUT") target.value = target.value.split("#")[0] + key;
+      else if (target.tagName === "A") target.href = target.href.split("#")[0] + key;
+      else target.dataset.copyText = target.dataset.copyText.split("#")[0] + key;
     });
     element.querySelectorAll("[data-sealed-key-note]").forEach(function (note) {
       note.textContent = record.wrapped ? note.dataset.passwordText : note.dataset.foundText;
