@@ -242,6 +242,15 @@ def test_the_page_passes_axe_at_both_widths_and_says_what_it_needs_without_javas
     axe_check(page)
     save_screenshot(page, "web-share-encrypted-link")
 
+    # As on a page served over plain HTTP, where browsers give no WebCrypto.
+    insecure = anon_context(viewport=PHONE)
+    insecure.add_init_script("Object.defineProperty(window.crypto, 'subtle', { value: undefined });")
+    without = insecure.new_page()
+    sign_in(without, "alice", PASSWORD)
+    without.goto("/files/encrypted/")
+    expect(without.locator("#encrypted-unsupported")).to_contain_text("a browser that can encrypt (WebCrypto")
+    expect(without.locator("#encrypted-form")).to_be_hidden()
+
     bare = anon_context(java_script_enabled=False, viewport=PHONE).new_page()
     sign_in_without_script(bare)
     bare.goto("/files/encrypted/")
