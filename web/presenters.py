@@ -10,7 +10,7 @@ from django.utils.translation import ngettext
 
 from pages import units
 from pages.end_states import END_WORDS, status_label
-from sharing.models import Share
+from sharing.models import Share, sealed_share_ids
 from sharing.models.receipts import whole_copies
 
 
@@ -56,6 +56,8 @@ class ShareState:
     downloads: str
     downloads_left: str
     in_full: str  # "downloaded in full 2 times": receipts that reached the file's end
+    # End-to-end encrypted: the server knows no name to show (docs/encryption.md).
+    sealed: bool
 
     def as_json(self) -> dict:
         return asdict(self)
@@ -68,16 +70,24 @@ def in_full_words(count: int) -> str:
 
 
 def share_rows(shares, now: datetime) -> list[tuple[Share, ShareState]]:
-    """Each of `shares` with its state, their receipts counted in one query."""
+    """Each of `shares` with its state, their receipts counted and the
+    encrypted ones found in one query each."""
     shares = list(shares)
     in_full = whole_copies(share.pk for share in shares) if shares else {}
-    return [(share, share_state(share, now, in_full=in_full.get(share.pk, 0))) for share in shares]
+    sealed = sealed_share_ids(share.pk for share in shares) if shares else set()
+    return [
+        (share, share_state(share, now, in_full=in_full.get(share.pk, 0), sealed=share.pk in sealed))
+        for share in shares
+    ]
 
 
-def share_state(share: Share, now: datetime, *, in_full: int | None = None) -> ShareState:
-    """`in_full`: how many downloads reached the file's end, if counted already."""
+def share_state(share: Share, now: datetime, *, in_full: int | None = None, sealed: bool | None = None) -> ShareState:
+    """`in_full`: how many downloads reached the file's end, and `sealed`,
+    whether it is encrypted, if known already."""
     if in_full is None:
         in_full = whole_copies([share.pk]).get(share.pk, 0)
+    if sealed is None:
+        sealed = bool(sealed_share_ids([share.pk]))
     fate = share.fate(now)
     status = fate.status
     sentence, moment = how_it_ended(share, now)
@@ -103,4 +113,5 @@ def share_state(share: Share, now: datetime, *, in_full: int | None = None) -> S
         downloads=downloads,
         downloads_left=left,
         in_full=in_full_words(in_full),
+        sealed=sealed,
     )

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from web.views import auth, dashboard, files, requests, shares, tokens
+from web.views import auth, dashboard, encrypted, files, requests, shares, tokens
 
 app_name = "web"
 
@@ -15,6 +15,7 @@ urlpatterns = [
     path("files/<int:pk>/delete/", files.FileDeleteView.as_view(), name="file-delete"),
     path("files/<int:pk>/share/", shares.ShareCreateView.as_view(), name="share-create"),
     path("files/share/", shares.ShareCreateView.as_view(), name="share-several"),
+    path("files/encrypted/", encrypted.EncryptedShareView.as_view(), name="share-encrypted"),
     path("requests/", requests.RequestsView.as_view(), name="requests"),
     path("requests/places/", requests.RequestPlacesView.as_view(), name="request-places"),
     path("requests/<int:pk>/close/", requests.RequestCloseView.as_view(), name="request-close"),

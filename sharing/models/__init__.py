@@ -64,6 +64,7 @@ from sharing.models.sealed import (
     check_wrapped_secret,
     create_sealed_share,
     sealed_metadata_of,
+    sealed_share_ids,
     wrapped_secret_of,
 )
 from sharing.models.shares import (
@@ -121,6 +122,7 @@ __all__ = [
     "resend_allowance",
     "retry_deletions",
     "sealed_metadata_of",
+    "sealed_share_ids",
     "stored_address",
     "stored_file_path",
     "wrapped_secret_of",

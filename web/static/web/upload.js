@@ -5,8 +5,7 @@
 // localStorage). Each file shows its progress, bytes, speed and time left,
 // with Pause/Resume and Cancel (which deletes the upload on the server).
 // Every word shown comes from the form's data- attributes, translated by the
-// template; sizes read as the server prints them (pages/units.js), durations
-// and percentages are formatted by the browser in the page's language. Without JavaScript (or without what tus-js-client needs)
+// template; each file's line is drawn by pages/upload_list.js. Without JavaScript (or without what tus-js-client needs)
 // the form posts all chosen files at once and the server answers with a page.
 (function () {
   "use strict";
@@ -21,14 +20,10 @@
   var maxBytes = Number(text.maxBytes);
   var chunkBytes = Number(text.chunkBytes);
   var csrf = form.querySelector('input[name="csrfmiddlewaretoken"]').value;
-  var lang = document.documentElement.lang || undefined;
+  var lines = window.microcloudUploadList(list, text);
   // Waits before each new try after a failed request: about two minutes in
   // all, reset whenever a try moves the upload on.
   var RETRY_DELAYS = [1000, 3000, 5000, 10000, 20000, 30000, 60000];
-  // Speed is measured over windows at least this long, then smoothed, so it
-  // does not jump with every progress event.
-  var SPEED_WINDOW_MS = 500;
-  var SPEED_WEIGHT = 0.3; // of the newest window against the running figure
   var uploads = []; // every file sent from this page, in the order chosen
   var listChanged = false; // a file was stored or space given back since the last refresh
   form.classList.add("scripted"); // the Upload button goes: choosing sends
@@ -45,32 +40,6 @@
     opener.addEventListener("click", function () { input.click(); });
   });
 
-  function unit(value, name, digits) {
-    return new Intl.NumberFormat(lang, {
-      style: "unit", unit: name, unitDisplay: "short", minimumFractionDigits: digits, maximumFractionDigits: digits,
-    }).format(value);
-  }
-
-  // Sizes as the server prints them, in the same words (pages/static/pages/units.js).
-  function size(bytes, perSecond) {
-    var words = window.microcloudUnits.size(bytes);
-    return perSecond ? fill(text.speedText, { size: words }) : words;
-  }
-
-  function duration(seconds) {
-    seconds = Math.ceil(seconds);
-    if (seconds < 60) return unit(seconds, "second", 0);
-    var minutes = Math.round(seconds / 60);
-    if (minutes < 60) return unit(minutes, "minute", 0);
-    var hours = Math.floor(minutes / 60);
-    minutes %= 60;
-    return unit(hours, "hour", 0) + (minutes ? " " + unit(minutes, "minute", 0) : "");
-  }
-
-  function fill(template, values) {
-    return template.replace(/\{(\w+)\}/g, function (whole, key) { return key in values ? values[key] : whole; });
-  }
-
   function button(label, fileName) {
     var element = document.createElement("button");
     element.type = "button";
@@ -83,35 +52,6 @@
     element.append(words, name);
     element.setLabel = function (newLabel) { words.textContent = newLabel; };
     return element;
-  }
-
-  function entry(file) {
-    var item = document.createElement("li");
-    var name = document.createElement("span");
-    name.className = "upload-name";
-    name.textContent = file.name;
-    var bar = document.createElement("progress");
-    bar.max = 100;
-    bar.value = 0;
-    bar.setAttribute("aria-label", text.sendingText + " " + file.name);
-    var status = document.createElement("span");
-    status.className = "upload-status";
-    // The figures change many times a second: read on demand, not announced.
-    var stats = document.createElement("span");
-    stats.className = "upload-stats";
-    stats.setAttribute("aria-live", "off");
-    var fields = {};
-    ["percent", "bytes", "speed", "eta"].forEach(function (field) {
-      fields[field] = document.createElement("span");
-      fields[field].dataset.stat = field;
-      stats.append(fields[field]);
-    });
-    var actions = document.createElement("span");
-    actions.className = "upload-actions";
-    actions.setAttribute("aria-live", "off");
-    item.append(name, bar, status, stats, actions);
-    list.append(item);
-    return { item: item, bar: bar, status: status, fields: fields, actions: actions };
   }
 
   function serverMessage(error) {
@@ -158,10 +98,9 @@
 
   function Transfer(file) {
     this.file = file;
-    this.shown = entry(file);
+    this.shown = lines.entry(file.name);
+    this.meter = lines.meter(this.shown);
     this.state = "new";
-    this.speed = 0;
-    this.mark = null;
     uploads.push(this);
   }
 
@@ -233,8 +172,7 @@
 
   Transfer.prototype.start = function () {
     this.state = "sending";
-    this.mark = null; // the time away is not part of the speed
-    this.speed = 0;
+    this.meter.reset();
     this.pauseButton.setLabel(text.pauseText);
     this.shown.item.classList.remove("paused", "error");
     if (this.shown.status.textContent !== text.resumingText) this.say("");
@@ -247,8 +185,7 @@
     this.pauseButton.setLabel(text.resumeText);
     this.shown.item.classList.add("paused");
     this.say(text.pausedText);
-    this.shown.fields.speed.textContent = "";
-    this.shown.fields.eta.textContent = "";
+    this.meter.still();
     refreshWhenSettled();
   };
 
@@ -271,40 +208,15 @@
 
   Transfer.prototype.progress = function (sent, total) {
     if (this.state !== "sending") return;
-    var now = performance.now();
-    if (this.mark === null) {
-      this.mark = { time: now, bytes: sent };
-    } else if (now - this.mark.time >= SPEED_WINDOW_MS) {
-      var rate = ((sent - this.mark.bytes) * 1000) / (now - this.mark.time);
-      this.speed = this.speed ? this.speed + SPEED_WEIGHT * (rate - this.speed) : rate;
-      this.mark = { time: now, bytes: sent };
-    }
     if (this.shown.status.textContent === text.retryingText) this.say(""); // moving again
-    var fraction = total ? sent / total : 0;
-    var fields = this.shown.fields;
-    this.shown.bar.value = Math.floor(fraction * 100);
-    fields.percent.textContent = new Intl.NumberFormat(lang, { style: "percent", maximumFractionDigits: 0 })
-      .format(Math.floor(fraction * 100) / 100);
-    fields.bytes.textContent = fill(text.bytesText, { sent: size(sent), total: size(total) });
-    if (this.speed > 0) {
-      fields.speed.textContent = size(this.speed, true);
-      fields.eta.textContent = fill(text.timeLeftText, { time: duration((total - sent) / this.speed) });
-    }
+    this.meter.progress(sent, total);
   };
 
   Transfer.prototype.finished = function (response) {
     this.state = "done";
-    var fields = this.shown.fields;
-    this.shown.actions.replaceChildren();
-    this.shown.item.classList.add("done");
-    this.shown.bar.value = 100;
-    fields.percent.textContent = new Intl.NumberFormat(lang, { style: "percent" }).format(1);
-    fields.bytes.textContent = size(this.file.size);
-    fields.speed.textContent = "";
-    fields.eta.textContent = "";
+    lines.showDone(this.shown, this.file.size);
     var stored = response && response.getHeader("Upload-File");
     if (stored) this.shown.item.dataset.file = stored;
-    this.say(text.doneText);
     listChanged = true;
     refreshWhenSettled();
   };
