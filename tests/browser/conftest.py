@@ -25,6 +25,7 @@ from pytest_django.live_server_helper import LiveServer
 from tests.browser.axe import mark_no_script
 from tests.browser.chromium import Chromium, chromium_executable
 from tests.browser.network import close_checked, watch
+from tests.browser.test_web_browser import PASSWORD, sign_in
 
 HERE = Path(__file__).resolve().parent
 
@@ -111,3 +112,11 @@ def page(anon_context) -> Page:
 def page_nojs(anon_context) -> Page:
     """A page in a fresh context with JavaScript off, as a visitor who blocks scripts sees it."""
     return anon_context(java_script_enabled=False).new_page()
+
+
+@pytest.fixture
+def owner_context(anon_context, alice) -> BrowserContext:
+    """A desktop-sized context in which alice has signed in."""
+    context = anon_context(viewport={"width": 1280, "height": 900})
+    sign_in(context.new_page(), "alice", PASSWORD)
+    return context

@@ -133,13 +133,6 @@ def in_database_file(text: str) -> list[Path]:
     return [path for path, done in zip(paths, found, strict=True) if done.stdout.strip() != "0"]
 
 
-@pytest.fixture
-def owner_context(anon_context, alice) -> BrowserContext:
-    context = anon_context(viewport=DESKTOP)
-    sign_in(context.new_page(), "alice", PASSWORD)
-    return context
-
-
 @pytest.mark.skipif(connection.vendor != "sqlite", reason="reads the SQLite database file")
 def test_two_files_shared_encrypted_leave_no_name_key_or_plaintext_and_decrypt_elsewhere(
     owner_context, anon_context, tmp_path
