@@ -5,6 +5,7 @@ share is never looked up at all (get_queryset filters by owner), so it answers
 404, exactly like an id that does not exist.
 """
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import FileResponse
 from django.utils import timezone
 from django.utils.functional import cached_property
@@ -37,7 +38,15 @@ from api.serializers import (
     StoredFileSerializer,
 )
 from ratelimit.logins import LoginRefused, attempt_succeeded, begin_attempt
-from sharing.models import ReactivationRefused, ScanState, Share, StoredFile, delete_file, reactivate
+from sharing.models import (
+    ReactivationRefused,
+    ScanState,
+    Share,
+    StoredFile,
+    delete_file,
+    reactivate,
+    refuse_sealed_changes,
+)
 from signin import second_factor
 from storage.disposition import attachment
 from tokens import service as tokens
@@ -314,7 +323,12 @@ class ShareViewSet(
         share = self.get_object()
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        if not share.change(**serializer.changes()):
+        changes = serializer.changes()
+        try:
+            refuse_sealed_changes(share, password=changes["password"], message=changes["message"])
+        except DjangoValidationError as refused:
+            raise serializers.ValidationError(refused.message_dict) from None
+        if not share.change(**changes):
             if share.is_servable():
                 raise Conflict("The new deadline passed before it could be saved; nothing was changed.")
             raise Conflict(f"The share is {share.effective_status()}; only an active share can be changed.")

@@ -267,3 +267,31 @@ def test_the_derivation_gives_the_known_answer():
 def test_the_client_refuses_key_parameters_it_cannot_or_should_not_use(parameters):
     with pytest.raises(Failure):
         check_parameters(parameters)
+
+
+def test_a_wrapped_links_password_and_an_encrypted_links_note_are_not_changed_in_plaintext(
+    alice_client, ciphertext_file
+):
+    token, _, verifier, _ = wrapped_link(alice_client, ciphertext_file)
+    share = Share.objects.get(token=token)
+    url = f"/api/shares/{share.pk}/"
+    for password in ("another one", ""):
+        refused = alice_client.patch(url, {"password": password}, format="json")
+        assert refused.status_code == 400
+        assert "unopenable" in refused.json()["password"][0]
+    note = alice_client.patch(url, {"message": "Read me", "max_downloads": 5}, format="json")
+    assert note.status_code == 400
+    assert "inside its sealed metadata" in note.json()["message"][0]
+    share.refresh_from_db()
+    assert share.check_password(verifier)
+    assert share.message == ""
+    assert share.max_downloads is None  # nothing of a refused change is kept
+    assert alice_client.patch(url, {"max_downloads": 5, "expires_in": 7200}, format="json").status_code == 200
+
+
+def test_an_encrypted_link_without_a_wrapped_secret_may_take_a_password(alice_client, ciphertext_file):
+    # Its key is in the fragment: a password the server checks is one more lock.
+    made = create(alice_client, ciphertext_file, sealed_metadata=seal_metadata(new_secret(), FILES))
+    url = f"/api/shares/{made.json()['id']}/"
+    assert alice_client.patch(url, {"password": "one more lock"}, format="json").status_code == 200
+    assert Share.objects.get(pk=made.json()["id"]).check_password("one more lock")

@@ -23,7 +23,7 @@ from django.db.models import Q
 from django.db.models.functions import Length
 from django.db.models.lookups import Exact, GreaterThanOrEqual, LessThanOrEqual
 
-from sharing.models.shares import Share
+from sharing.models.shares import KEEP, Share
 
 # Names, types and sizes of up to 500 files and a 1,000-character note fit
 # in well under this; anything larger is not metadata.
@@ -119,6 +119,27 @@ def create_sealed_share(*, sealed_metadata: bytes, wrapped_secret: bytes | None 
         share = Share.create_for(**arguments)
         SealedMetadata.objects.create(share=share, blob=sealed_metadata, wrapped_secret=wrapped_secret)
     return share
+
+
+def refuse_sealed_changes(share: Share, *, password, message) -> None:
+    """Refuse, field by field, a change an encrypted link cannot take: a note
+    in plaintext (it belongs in the sealed metadata, which only the sender
+    can write again), or another password for a link whose secret is wrapped
+    (no other password would unwrap it: the link could never open again).
+    `password` and `message` are Share.change's (KEEP: not changed)."""
+    row = SealedMetadata.objects.filter(share_id=share.pk).values("wrapped_secret").first()
+    if row is None:
+        return
+    refused = {}
+    if message is not KEEP and message:
+        refused["message"] = "An encrypted link's note is inside its sealed metadata: it cannot be set in plaintext."
+    if password is not KEEP and row["wrapped_secret"] is not None:
+        refused["password"] = (
+            "This encrypted link's key is wrapped with its password: another password (or none) would leave it "
+            "unopenable. Share the files again to change it."
+        )
+    if refused:
+        raise ValidationError(refused)
 
 
 def sealed_share_ids(share_ids) -> set[int]:

@@ -21,14 +21,13 @@ from playwright.sync_api import expect
 
 from sharing.models import Share, create_sealed_share
 from tests.browser.helpers import axe_check, no_foreign_requests, save_screenshot
-from tests.cli.commands import microcloud
+from tests.cli.commands import environment, microcloud
 from tests.test_wrapped_secrets import (
     KNOWN_ITERATIONS,
     KNOWN_PASSWORD,
     KNOWN_SALT,
     KNOWN_VERIFIER,
 )
-from tokens.service import issue
 
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
@@ -49,17 +48,7 @@ WRAP = """async ([secret, password, iterations]) =>
 
 @pytest.fixture
 def cli_env(tmp_path, live_server, alice):
-    _, key = issue(alice, name="command line")
-    home = tmp_path / "home"
-    home.mkdir()
-    return {
-        **os.environ,
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / "config"),
-        "XDG_STATE_HOME": str(home / "state"),
-        "MICROCLOUD_URL": live_server.url,
-        "MICROCLOUD_TOKEN": key,
-    }
+    return environment(tmp_path / "home", live_server.url, alice)
 
 
 @pytest.fixture

@@ -6,8 +6,25 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tokens.service import issue
+
 COMMAND = str(Path(sys.executable).with_name("microcloud"))
 SUBCOMMANDS = ("login", "put", "get", "ls", "unshare", "extend")
+
+
+def environment(home: Path, url: str, user) -> dict:
+    """The command's environment: the server at `url`, a new API token of
+    `user`'s, and a home folder of its own (its config and state inside)."""
+    _, key = issue(user, name="command line")
+    home.mkdir()
+    return {
+        **os.environ,
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / "config"),
+        "XDG_STATE_HOME": str(home / "state"),
+        "MICROCLOUD_URL": url,
+        "MICROCLOUD_TOKEN": key,
+    }
 
 
 def microcloud(env, *args, cwd=None, check=True):

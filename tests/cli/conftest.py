@@ -2,12 +2,10 @@
 the test's bucket, if it has one), and an environment with a token of
 alice's and a home of its own."""
 
-import os
-
 import pytest
 
+from tests.cli.commands import environment
 from tests.helpers import free_port, start_web, stop, storage_env, wait_for_port
-from tokens.service import issue
 
 
 @pytest.fixture
@@ -25,14 +23,4 @@ def server(tmp_path, settings):
 
 @pytest.fixture
 def env(tmp_path, server, alice):
-    _, key = issue(alice, name="command line")
-    home = tmp_path / "home"
-    home.mkdir()
-    return {
-        **os.environ,
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / "config"),
-        "XDG_STATE_HOME": str(home / "state"),
-        "MICROCLOUD_URL": server,
-        "MICROCLOUD_TOKEN": key,
-    }
+    return environment(tmp_path / "home", server, alice)
