@@ -23,11 +23,11 @@ from tests.browser.test_share_encrypted import (
     PlainRuns,
     fill_in,
     headers_of,
-    in_database_file,
     record_everything,
     share_encrypted,
     stored_bytes,
 )
+from tests.cli.test_client_encrypted import assert_the_database_never_holds
 
 MB = 1000 * 1000
 BIG = 300 * MB
@@ -120,8 +120,7 @@ def test_two_files_shared_encrypted_in_one_browser_download_in_another(
     # in the browsers.
     assert said(sent_by_owner + sent_by_recipient, secret, SMALL_NAME, BIG_NAME) == []
     assert sent_by_recipient, "the recipient's requests were not recorded"
-    assert in_database_file(SMALL_NAME) == []
-    assert in_database_file(BIG_NAME) == []
+    assert_the_database_never_holds(SMALL_NAME, BIG_NAME, secret)
     small_stored = min(stored_bytes(share), key=len)
     assert not PlainRuns(small.read_bytes()).found_in(small_stored)
 

@@ -12,19 +12,17 @@ from __future__ import annotations
 import base64
 import hashlib
 import random
-import subprocess
 from pathlib import Path
 from urllib.parse import unquote_to_bytes
 
 import http_ece
-import pytest
-from django.db import connection
 from microcloud_cli.sealing import CONTENT_INFO, derive, open_metadata, secret_from_text
 from playwright.sync_api import BrowserContext, Page, Request, Route, expect
 
 from sharing.models import Share, sealed_metadata_of
 from tests.browser.helpers import axe_check, save_screenshot
 from tests.browser.test_web_browser import PASSWORD, sign_in
+from tests.cli.test_client_encrypted import assert_the_database_never_holds
 
 MiB = 1024 * 1024
 TEXT_NAME = "board-minutes-confidential.txt"
@@ -123,17 +121,6 @@ def stored_bytes(share: Share) -> list[bytes]:
     return [Path(stored.content.path).read_bytes() for stored in share.files]
 
 
-def in_database_file(text: str) -> list[Path]:
-    """The SQLite files (and their write-ahead log) that hold `text`."""
-    database = Path(connection.settings_dict["NAME"])
-    assert database.is_file(), database  # a file another process can read, not memory
-    paths = [database, *database.parent.glob(database.name + "-wal")]
-    # Read by another process: a descriptor closed in this one would drop its SQLite locks.
-    found = [subprocess.run(["grep", "-cF", text, str(path)], capture_output=True, text=True) for path in paths]
-    return [path for path, done in zip(paths, found, strict=True) if done.stdout.strip() != "0"]
-
-
-@pytest.mark.skipif(connection.vendor != "sqlite", reason="reads the SQLite database file")
 def test_two_files_shared_encrypted_leave_no_name_key_or_plaintext_and_decrypt_elsewhere(
     owner_context, anon_context, tmp_path
 ):
@@ -171,8 +158,7 @@ def test_two_files_shared_encrypted_leave_no_name_key_or_plaintext_and_decrypt_e
     # Nor does anything the server keeps.
     for run, blob in zip(runs, stored, strict=True):
         assert not run.found_in(blob)
-    for word in (TEXT_NAME, BINARY_NAME, MESSAGE, secret_text):
-        assert in_database_file(word) == [], word
+    assert_the_database_never_holds(TEXT_NAME, BINARY_NAME, MESSAGE, secret_text)
 
     # An implementation we did not write decrypts what Chromium encrypted.
     key = derive(secret, CONTENT_INFO)
