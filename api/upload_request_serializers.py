@@ -3,7 +3,8 @@
 from django.utils import timezone
 from rest_framework import serializers
 
-from api.serializers import ExpiryInputSerializer, StrictBooleanField, StrictCharField, password_field
+from api.fields import StrictBooleanField, StrictCharField, password_field
+from api.serializers import ExpiryInputSerializer
 from collect.models import MAX_BYTES_LIMIT, MAX_FILES_LIMIT, NOTE_MAX_LENGTH, ReceivedFile, UploadRequest
 from collect.unlock import request_path
 

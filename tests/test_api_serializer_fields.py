@@ -6,8 +6,8 @@ import copy
 import pytest
 from rest_framework import serializers
 
+from api.fields import MAX_EXPIRES_IN
 from api.serializers import (
-    MAX_EXPIRES_IN,
     ShareCreateSerializer,
     ShareReactivateSerializer,
     ShareUpdateSerializer,
