@@ -12,7 +12,7 @@ from django.test import Client
 from django.utils import timezone
 
 from sharing.models import Share, ShareEvent
-from sharing.models.receipts import Receipt, whole_copies
+from sharing.models.receipts import Receipt, record_batched, whole_copies
 
 pytestmark = pytest.mark.django_db(transaction=True)
 Kind = ShareEvent.Kind
@@ -128,7 +128,7 @@ def test_a_receipt_goes_to_the_webhooks_that_ask_for_it(alice_client, big):
 
 def test_the_receipt_of_a_share_deleted_meanwhile_is_dropped_and_the_others_kept(big, caplog):
     from sharing.models.downloads import Sending
-    from sharing.models.receipts import _write_batch
+    from sharing.models.quick_downloads import Outcome, _run_batch
 
     gone, kept = share_of(big), share_of(big)
     sending = Sending(file_id=big.pk, size=big.size)
@@ -136,9 +136,15 @@ def test_the_receipt_of_a_share_deleted_meanwhile_is_dropped_and_the_others_kept
     gone_id = gone.pk
     Share.objects.filter(pk=gone_id).delete()
     receipts = [
-        (reservation.share_id, Receipt(reservation.event_id, 0, big.size, big.size)) for reservation in reservations
+        Receipt(reservation.event_id, 0, big.size, big.size).quick_event(reservation.share_id)
+        for reservation in reservations
     ]
-    assert _write_batch("default", lambda: receipts) == [None, None]  # one batch: the deleted share's fails it
+    # One batch: the deleted share's receipt is refused, the other written.
+    outcomes = _run_batch("default", lambda: receipts)
+    assert [outcome for outcome, _ in outcomes] == [Outcome.REFUSED, Outcome.ALLOWED]
     assert not ShareEvent.objects.filter(share_id=gone_id).exists()
     assert kept.events.filter(kind=Kind.DELIVERED).count() == 1
+    # Written alone, it is dropped with a line in the log, nothing raised.
+    with caplog.at_level("INFO", logger="sharing.models.receipts"):
+        record_batched(gone_id, Receipt(reservations[0].event_id, 0, big.size, big.size))
     assert f"share {gone_id} was dropped" in caplog.text

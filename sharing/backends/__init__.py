@@ -18,7 +18,9 @@ interface:
 - QuickDownloads(connection, cursor, download_table): one batch of
   sharing.models.quick_downloads in its transaction: begin(jobs,
   share_table) before "now" is read, record(job, decided, allowed) for each
-  download (its event, or None), end() after the batch's events.
+  download (its event, or None), record_event(job, decided, exists) for
+  each event written with them (a delivery receipt), end() after the
+  batch's events.
 
 for_connection() is the one place that picks a backend by vendor.
 """

@@ -88,5 +88,21 @@ class QuickDownloads:
         row = self.cursor.fetchone()
         return None if row is None else ShareEvent(pk=row[0], share_id=job.share_id, kind=job.kind, at=now)
 
+    def record_event(self, job, decided, exists: str) -> ShareEvent | None:
+        """Insert the event of `job` (a QuickEvent) and the outboxes' rows as
+        one statement when `exists` (SQL, the share's id its parameter) finds
+        its share, locked FOR SHARE by begin(); None when it is gone."""
+        now, stamp = decided
+        connection = self.connection
+        values = download_event_values(connection, visitor=None, size=job.size, kind=job.kind, details=job.details)
+        self.cursor.execute(
+            f"WITH saved AS (INSERT INTO {connection.ops.quote_name(ShareEvent._meta.db_table)} "
+            f"({DOWNLOAD_EVENT_COLUMNS}) SELECT %s, %s, %s, %s, %s, %s, %s {exists} "
+            f"RETURNING id, share_id, kind, at){_outbox_ctes(connection, 'saved')} SELECT id FROM saved",
+            [job.share_id, stamp, *values, job.share_id],
+        )
+        row = self.cursor.fetchone()
+        return None if row is None else ShareEvent(pk=row[0], share_id=job.share_id, kind=job.kind, at=now)
+
     def end(self) -> None:
         """Nothing left: each download's statement wrote the outboxes' rows."""

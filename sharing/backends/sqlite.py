@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 
 from django.utils.duration import duration_microseconds
 
-from sharing.models.events import ShareEvent, insert_download_event
+from sharing.models.events import DOWNLOAD_EVENT_COLUMNS, ShareEvent, download_event_values, insert_download_event
 from sharing.models.outboxes import event_outboxes
 from sqlite_writers.poll import begin_immediate
 
@@ -174,6 +174,10 @@ def _insert_events(raw, rows: list[tuple], stamp: tuple[str, int]) -> None:
     raw.executemany(_EVENT_VALUES, [(i, _EXPIRED, at, deadline, late) for i, deadline, late in rows])
 
 
+def _events_table(connection) -> str:
+    return connection.ops.quote_name(ShareEvent._meta.db_table)
+
+
 # --- the quick downloads --------------------------------------------------------
 
 
@@ -219,6 +223,19 @@ class QuickDownloads:
             kind=job.kind,
             details=job.details,
         )
+
+    def record_event(self, job, decided, exists: str) -> ShareEvent | None:
+        """Insert the event of `job` (a QuickEvent) when `exists` (SQL,
+        the share's id its parameter) finds its share; None when it is gone."""
+        now, stamp = decided
+        values = download_event_values(self.connection, visitor=None, size=job.size, kind=job.kind, details=job.details)
+        self.cursor.execute(
+            f"INSERT INTO {_events_table(self.connection)} ({DOWNLOAD_EVENT_COLUMNS}) "
+            f"SELECT %s, %s, %s, %s, %s, %s, %s {exists} RETURNING id",
+            [job.share_id, stamp, *values, job.share_id],
+        )
+        row = self.cursor.fetchone()
+        return None if row is None else ShareEvent(pk=row[0], share_id=job.share_id, kind=job.kind, at=now)
 
     def end(self) -> None:
         """After the batch's events (at least one): the outboxes' rows."""

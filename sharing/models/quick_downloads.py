@@ -13,7 +13,10 @@ back (docs/benchmarks.md, "Hot link"). Each download is still decided by its own
 statement, against the time read once the batch holds the lock, and its
 response starts only after the batch has committed: an answered download
 is in the history before its first byte goes out, whatever happens to the
-process afterwards. On PostgreSQL, where round trips are what a download
+process afterwards. A response's delivery receipt, written when it closes
+(sharing.models.receipts), joins the same batches as a QuickEvent: the
+downloads starting and the responses closing meanwhile share one
+transaction. On PostgreSQL, where round trips are what a download
 costs most, each download's row, event and outbox rows are one statement; on
 SQLite the batch's statements go to the raw connection (Django's cursor
 wrappers cost more CPU than the statements) and the outboxes add their rows
@@ -76,9 +79,22 @@ class QuickDownload:
     visitor: Visitor | None = None
 
 
-def send_quickly(job: QuickDownload, using: str = "default") -> tuple[Outcome, int | None]:
+@dataclass(frozen=True)
+class QuickEvent:
+    """An event of share `share_id` written in the next batch, provided the
+    share still exists (a delivery receipt): `kind`, the bytes it counts and
+    its details as JSON."""
+
+    share_id: int
+    kind: str
+    size: int
+    details: str
+
+
+def send_quickly(job: QuickDownload | QuickEvent, using: str = "default") -> tuple[Outcome, int | None]:
     """Decide and record `job` in the next batch of this process's downloads;
-    return the outcome and, when allowed, the id of its event.
+    return the outcome and, when allowed, the id of its event (a QuickEvent
+    is refused only when its share is gone).
 
     Inside a transaction of the caller's, alone and in that transaction: a
     batch must commit by itself, never with a caller's other writes."""
@@ -110,7 +126,14 @@ def _run_batch(using: str, take) -> list[tuple[Outcome, int | None]]:
         servable, rule_params = servable_sql(connection, now)
         scanned = scans_allow_sql(connection, f"{share}.id")
         allowed = (f"FROM {share} WHERE id = %s AND {servable} AND {scanned} AND {QUICK_COUNTABLE}", rule_params)
+        exists = f"WHERE EXISTS (SELECT 1 FROM {share} WHERE id = %s)"
         for job in jobs:
+            if isinstance(job, QuickEvent):
+                event = batch.record_event(job, (now, stamp), exists)
+                if event is not None:
+                    events.append(event)
+                outcomes.append((Outcome.REFUSED, None) if event is None else (Outcome.ALLOWED, event.pk))
+                continue
             event = batch.record(job, (now, stamp), allowed)
             if event is None:
                 cursor.execute(f"SELECT {QUICK_COUNTABLE} FROM {share} WHERE id = %s", [job.share_id])

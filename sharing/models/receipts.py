@@ -20,15 +20,15 @@ Being an event, a receipt reaches the API's history and the webhooks
 download it closes (web.history).
 """
 
+import json
 import logging
 from dataclasses import dataclass
 
-from django.db import DatabaseError, IntegrityError, connections, transaction
+from django.db import DatabaseError
 from django.db.models import Count
-from django.utils import timezone
 
 from sharing.models.events import ShareEvent
-from sqlite_writers.group_commit import GroupsPerDatabase
+from sharing.models.quick_downloads import Outcome, QuickEvent, send_quickly
 
 logger = logging.getLogger(__name__)
 
@@ -64,15 +64,9 @@ class Receipt:
             share_id, ShareEvent.Kind.DELIVERED, at, bytes=self.until - self.first, details=self.details()
         )
 
-    def event(self, share_id: int, at) -> ShareEvent:
-        """The receipt as an unsaved event (ShareEvent.save_all writes a batch of them)."""
-        return ShareEvent(
-            share_id=share_id,
-            kind=ShareEvent.Kind.DELIVERED,
-            at=at,
-            bytes=self.until - self.first,
-            details=self.details(),
-        )
+    def quick_event(self, share_id: int) -> QuickEvent:
+        """The receipt as a job of the quick downloads' batches."""
+        return QuickEvent(share_id, ShareEvent.Kind.DELIVERED, self.until - self.first, json.dumps(self.details()))
 
 
 def reached_percent(details: dict) -> int:
@@ -91,43 +85,18 @@ def first_copy_receipt(share) -> ShareEvent | None:
 
 def record_batched(share_id: int, receipt: Receipt, using: str = "default") -> None:
     """Write `receipt` where no settling transaction is open (a response of a
-    link without a limit), in a batch with the receipts of this process's
-    other responses closing meanwhile (sqlite_writers.group_commit): a hot
-    link's downloads are written in batches, and one transaction per close
-    would give that back. A share deleted meanwhile, or a database out of
-    reach, loses only the receipt, logged."""
-    job = (share_id, receipt)
+    link without a limit), in the next batch of this process's quick
+    downloads (sharing.models.quick_downloads): a hot link's responses
+    close as fast as they start, and a transaction of their own for the
+    receipts would double what each download writes. A share deleted
+    meanwhile, or a database out of reach, loses only the receipt, logged."""
     try:
-        if connections[using].in_atomic_block:
-            _write_batch(using, lambda: [job])
-        else:
-            _batches(using).submit(job)
+        outcome, _ = send_quickly(receipt.quick_event(share_id), using=using)
     except DatabaseError:
         logger.warning("could not record the receipt of a response of share %s", share_id, exc_info=True)
-
-
-_batches = GroupsPerDatabase(lambda using, take: _write_batch(using, take))
-
-
-def _write_batch(using: str, take) -> list[None]:
-    """One transaction for the receipts take() returns (the webhooks' outbox
-    rows with them, through share_events_saved). Should one share have gone
-    meanwhile, the batch is written again one receipt at a time, so only
-    that share's is lost."""
-    jobs = []
-    try:
-        with transaction.atomic(using=using):
-            jobs = take()
-            now = timezone.now()
-            ShareEvent.save_all([receipt.event(share_id, now) for share_id, receipt in jobs])
-    except IntegrityError:
-        for share_id, receipt in jobs:
-            try:
-                with transaction.atomic(using=using):
-                    receipt.record(share_id, timezone.now())
-            except IntegrityError:
-                logger.info("the receipt of a response of share %s was dropped: the share is gone", share_id)
-    return [None] * len(jobs)
+        return
+    if outcome is not Outcome.ALLOWED:
+        logger.info("the receipt of a response of share %s was dropped: the share is gone", share_id)
 
 
 def of_events(event_ids) -> dict[int, ShareEvent]:
