@@ -37,9 +37,10 @@ APPS = sorted(packages() - {"microcloud"})
 # sharing/models/, lowest first: a module imports only from layers before its own.
 MODEL_LAYERS = [
     {"state", "scans", "budget", "events", "policy", "outboxes"},
-    {"quotas", "receipts"},
+    {"quotas"},
     {"files"},
     {"items", "leftovers", "quick_downloads"},
+    {"receipts"},
     {"downloads"},
     {"querysets"},
     {"shares"},
@@ -75,6 +76,16 @@ def is_ready_of_an_app_config(function: ast.AST, tree: ast.Module) -> bool:
     )
 
 
+# Imports put off on purpose until a function runs, each with its reason.
+DEFERRED = {
+    # The expiry daemon delivers webhooks: the API's serializers (DRF, its
+    # schema tools, requests, yaml, pygments) cost it 18 MB of memory until
+    # its first delivery, if one ever comes.
+    ("webhooks/payloads.py", "api.representations"),
+    ("webhooks/payloads.py", "api.representations.ShareEventSerializer"),
+}
+
+
 def test_no_module_of_an_app_imports_the_project_inside_a_function():
     hidden = []
     for path in sources(*APPS, "microcloud"):
@@ -85,7 +96,10 @@ def test_no_module_of_an_app_imports_the_project_inside_a_function():
                     continue
                 for node in ast.walk(function):
                     for name in imported(node):
-                        if name.split(".")[0] in PROJECT_PACKAGES:
+                        if (
+                            name.split(".")[0] in PROJECT_PACKAGES
+                            and (str(path.relative_to(REPO)), name) not in DEFERRED
+                        ):
                             hidden.append(f"{path.relative_to(REPO)}:{node.lineno} {name}")
     assert hidden == []
 

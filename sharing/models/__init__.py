@@ -13,7 +13,6 @@ module imports only from the layers above it in this list, never below
    events     a share's history (ShareEvent)
    policy     the admin-edited sharing policy
 2. quotas     how many bytes each user's files may take (StorageAccount)
-   receipts   how much of a download its client received (the delivered event)
 3. files      stored files and the upload rules
    items      which files a share holds (ShareItem)
    leftovers  a deleted file's bytes, recorded until the storage has
@@ -21,15 +20,17 @@ module imports only from the layers above it in this list, never below
    quick_downloads
               downloads of links without a limit, decided and recorded in
               batches (Download, the pending rows)
-4. downloads  what a response may send (reserving and settling bytes),
+4. receipts   how much of a download its client received (the delivered
+              event), written in the quick downloads' batches when it can
+5. downloads  what a response may send (reserving and settling bytes),
               counting copies, folding pending counts
    querysets  queries over shares (holding a file, servable, by status)
-5. shares     the Share model: create, change, unshare
-6. lookup     a share by its link's token (the public link's first query)
+6. shares     the Share model: create, change, unshare
+7. lookup     a share by its link's token (the public link's first query)
    sealed     an end-to-end encrypted share's sealed metadata (and its
               password-wrapped secret), made with it
    expiring   the one path that ends shares by time
-7. reactivation, removal
+8. reactivation, removal
               bringing an ended share back; deleting a file with its shares,
               ending a disabled owner's shares, reaping ephemeral files,
               purging ended shares past retention
