@@ -1,9 +1,6 @@
 """Atomic counters that every worker and node of a deployment shares.
 
-- Redis (REDIS_URL set): Django's Redis cache. add() is SET NX and incr()
-  and decr() are INCRBY, each atomic on the server; a key gets a time to
-  live longer than it is ever incremented for, so an increment never meets
-  a key that expired under it.
+- Redis (REDIS_URL set): Django's Redis cache (ratelimit.redis_counters).
 - Otherwise a small SQLite file of its own (RATELIMIT_SQLITE_PATH, under
   var/): every process of the machine opens the same file, and an upsert
   with RETURNING counts atomically. It is not the main database, so counting
@@ -11,7 +8,6 @@
   Django's file or database cache, whose incr() is a get and then a set.
 """
 
-import contextlib
 import functools
 import os
 import sqlite3
@@ -20,8 +16,7 @@ import time
 from pathlib import Path
 
 from django.conf import settings
-from django.core.cache import caches
-from redis.exceptions import RedisError
+from django.utils.module_loading import import_string
 
 from ratelimit.ahead import CountedAhead
 from sqlite_writers.group_commit import GroupCommit
@@ -41,45 +36,19 @@ def reachable(method):
     def wrapped(*args, **kwargs):
         try:
             return method(*args, **kwargs)
-        except (RedisError, sqlite3.Error, OSError) as exc:
+        except Exception as exc:
+            if not isinstance(exc, shared_counters().errors):
+                raise
             raise CountersUnavailable(f"{type(exc).__name__}: {exc}") from exc
 
     return wrapped
 
 
-class RedisCounters:
-    def __init__(self, alias: str = "default"):
-        self.cache = caches[alias]
-        self.ahead = CountedAhead()
-
-    def incr(self, key: str, ttl: float, amount: int = 1) -> int:
-        self.cache.add(key, 0, timeout=ttl)
-        return self.cache.incr(key, amount)
-
-    def decr(self, key: str, amount: int = 1) -> None:
-        """Undo increments of this process (refused hits)."""
-        with contextlib.suppress(ValueError):  # gone meanwhile: nothing to undo
-            self.cache.decr(key, amount)
-
-    def take_back(self, key: str) -> bool:
-        """Decrement `key` if it is above zero; return whether it was."""
-        try:
-            left = self.cache.decr(key)
-        except ValueError:  # no such bucket
-            return False
-        if left >= 0:
-            return True
-        # It was at zero (another refund got there first): restore it. A hit
-        # racing this may see one hit fewer for that instant; counts never drift.
-        self.cache.incr(key)
-        return False
-
-    def values(self, keys: list[str]) -> dict[str, int]:
-        return self.cache.get_many(keys)
-
-
 class SqliteCounters:
     """Counters in one SQLite file shared by the processes of one machine."""
+
+    # What this store raises when it cannot be reached.
+    errors = (sqlite3.Error, OSError)
 
     # Purge lapsed keys about once in this many increments.
     PURGE_EVERY = 500
@@ -202,7 +171,10 @@ def shared_counters():
         if _counters is None:
             backend = settings.CACHES["default"]["BACKEND"]
             if backend == "django.core.cache.backends.redis.RedisCache":
-                _counters = RedisCounters()
+                # By its path, as Django imports a cache backend: the Redis
+                # client (and what it imports) is ~15 MB of every web
+                # process's memory, loaded only where Redis is configured.
+                _counters = import_string("ratelimit.redis_counters.RedisCounters")()
             else:
                 _counters = SqliteCounters(settings.RATELIMIT_SQLITE_PATH)
         return _counters

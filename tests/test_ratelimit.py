@@ -1,6 +1,8 @@
 """The shared rate limiter: exact under concurrency, on both backends."""
 
 import sqlite3
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -12,7 +14,7 @@ from freezegun import freeze_time
 
 from ratelimit.counters import reset_shared_counters, shared_counters
 from ratelimit.limits import RateLimit, client_address
-from tests.helpers import wait_until
+from tests.helpers import REPO_ROOT, subprocess_env, wait_until
 from tests.ratelimit_backends import allowed_in_processes, backend  # noqa: F401  (fixture)
 
 
@@ -163,3 +165,29 @@ def test_sqlite_increments_arriving_together_share_one_transaction(settings, tmp
         thread.join(30)
     assert sorted(counts) == [93, 94, 95, 96, 97, 98]  # every hit counted once
     reset_shared_counters()
+
+
+# Loads the web application and its URLconf, as gunicorn's --preload does,
+# picks the counters as a first request would, and says whether the Redis
+# client came with them.
+LOADS_THE_WEB = """
+import sys
+from django.core.wsgi import get_wsgi_application
+from django.urls import get_resolver
+get_wsgi_application()
+get_resolver().url_patterns
+from ratelimit.counters import shared_counters
+shared_counters()
+print("redis" in sys.modules)
+"""
+
+
+@pytest.mark.parametrize(("redis_url", "loaded"), [("", "False"), ("redis://127.0.0.1:6379/0", "True")])
+def test_the_redis_client_is_loaded_only_where_redis_is_configured(redis_url, loaded):
+    # ~15 MB of each web process's memory (ratelimit.counters).
+    env = subprocess_env(REDIS_URL=redis_url, SECRET_KEY="test")
+    done = subprocess.run(
+        [sys.executable, "-c", LOADS_THE_WEB], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-1] == loaded
