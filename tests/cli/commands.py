@@ -2,10 +2,12 @@
 
 import hashlib
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
+from tests.helpers import wait_until
 from tokens.service import issue
 
 COMMAND = str(Path(sys.executable).with_name("microcloud"))
@@ -36,6 +38,14 @@ def microcloud(env, *args, cwd=None, check=True):
 
 def start_microcloud(env, *args, cwd=None):
     return subprocess.Popen([COMMAND, *args], env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def pause(process: subprocess.Popen) -> None:
+    """SIGSTOP `process` and return once it has stopped: the signal arrives
+    on its own time, and until then the files it writes may still grow."""
+    process.send_signal(signal.SIGSTOP)
+    stopped = wait_until(lambda: Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "T", 10)
+    assert stopped, "the command did not stop"
 
 
 def random_file(path: Path, size: int) -> Path:

@@ -4,7 +4,6 @@ and a get each killed and resumed, and refusals as one line and exit 1."""
 
 import hashlib
 import json
-import signal
 import subprocess
 import time
 import zipfile
@@ -13,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from sharing.models import Share
-from tests.cli.commands import COMMAND, SUBCOMMANDS, microcloud, random_file, sha256, start_microcloud
+from tests.cli.commands import COMMAND, SUBCOMMANDS, microcloud, pause, random_file, sha256, start_microcloud
 from tests.helpers import wait_until
 from uploads.models import Upload
 
@@ -188,7 +187,7 @@ def test_a_killed_get_resumes_and_a_one_download_link_counts_one(env, tmp_path):
 
     try:
         assert wait_until(lambda: partial_bytes() > 0, timeout=60)
-        running.send_signal(signal.SIGSTOP)  # it stops reading; the server's send waits
+        pause(running)  # it stops reading; the server's send waits
         cut = partial_bytes()
     finally:
         running.kill()

@@ -5,7 +5,6 @@ without fetching again what it has, and a one-download link counts one."""
 
 import io
 import re
-import signal
 import subprocess
 import time
 from pathlib import Path
@@ -16,7 +15,7 @@ from django.db import connection
 from microcloud_cli import ece
 
 from sharing.models import Share, StoredFile
-from tests.cli.commands import microcloud, random_file, sha256, start_microcloud
+from tests.cli.commands import microcloud, pause, random_file, sha256, start_microcloud
 from tests.helpers import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -132,7 +131,7 @@ def test_a_cut_download_resumes_from_its_records_and_a_one_download_link_counts_
 
     try:
         assert wait_until(lambda: decrypted() > 0, timeout=60)
-        running.send_signal(signal.SIGSTOP)
+        pause(running)
         kept = decrypted()
     finally:
         running.kill()
@@ -164,7 +163,7 @@ def test_a_get_cut_after_its_first_file_resumes_the_second_and_keeps_the_first(e
 
     try:
         assert wait_until(second_begun, timeout=60)
-        running.send_signal(signal.SIGSTOP)
+        pause(running)
     finally:
         running.kill()
         running.wait()
