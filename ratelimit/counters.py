@@ -172,8 +172,8 @@ def shared_counters():
             backend = settings.CACHES["default"]["BACKEND"]
             if backend == "django.core.cache.backends.redis.RedisCache":
                 # By its path, as Django imports a cache backend: the Redis
-                # client (and what it imports) is ~15 MB of every web
-                # process's memory, loaded only where Redis is configured.
+                # client (and what it imports) was ~6 MB of the web server's
+                # idle memory, loaded only where Redis is configured.
                 _counters = import_string("ratelimit.redis_counters.RedisCounters")()
             else:
                 _counters = SqliteCounters(settings.RATELIMIT_SQLITE_PATH)

@@ -184,7 +184,7 @@ print("redis" in sys.modules)
 
 @pytest.mark.parametrize(("redis_url", "loaded"), [("", "False"), ("redis://127.0.0.1:6379/0", "True")])
 def test_the_redis_client_is_loaded_only_where_redis_is_configured(redis_url, loaded):
-    # ~15 MB of each web process's memory (ratelimit.counters).
+    # ~6 MB of the web server's idle memory (ratelimit.counters).
     env = subprocess_env(REDIS_URL=redis_url, SECRET_KEY="test")
     done = subprocess.run(
         [sys.executable, "-c", LOADS_THE_WEB], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120
