@@ -17,9 +17,11 @@ RUN groupadd --system --gid 10001 microcloud \
     && useradd --system --uid 10001 --gid 10001 --home-dir /app --no-create-home --shell /usr/sbin/nologin microcloud
 
 # The requirements first, so a change of the code alone reuses this layer.
-COPY requirements.txt /app/requirements.txt
+# granian too, so WEB_SERVER=granian can choose it (deploy/web_servers.py).
+COPY requirements.txt requirements-granian.txt /app/
 RUN python3 -m venv /venv \
-    && /venv/bin/pip install --no-cache-dir --disable-pip-version-check --quiet -r /app/requirements.txt
+    && /venv/bin/pip install --no-cache-dir --disable-pip-version-check --quiet \
+        -r /app/requirements.txt -r /app/requirements-granian.txt
 
 WORKDIR /app
 COPY . /app

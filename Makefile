@@ -6,13 +6,19 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
-# gunicorn's gthread workers: two processes per core, four threads each (a
-# thread waiting on the database or the disk does not hold a whole process).
-# bench/web/plan.py follows the same rule; `make bench-web` passes these.
-WEB_WORKERS ?= $(shell echo $$(( 2 * $$(nproc 2>/dev/null || echo 1) )))
+# The web server: gunicorn (the default) or granian (WEB_SERVER=granian),
+# WEB_WORKERS processes of WEB_THREADS threads (empty: the server's own rule,
+# two gunicorn workers or one granian worker per core). deploy/web_servers.py
+# makes the command line, for the container and the benchmarks too.
+WEB_SERVER ?= gunicorn
+WEB_WORKERS ?=
 WEB_THREADS ?= 4
-GUNICORN = $(VENV)/bin/gunicorn -c python:microcloud.gunicorn_conf microcloud.wsgi:application --bind $(HOST):$(PORT) \
-	--workers $(WEB_WORKERS) --threads $(WEB_THREADS) --timeout 120 --graceful-timeout 10 --no-control-socket --preload
+WEB_ENV = export WEB_SERVER='$(WEB_SERVER)' HOST='$(HOST)' PORT='$(PORT)' WEB_WORKERS='$(WEB_WORKERS)' \
+	WEB_THREADS='$(WEB_THREADS)';
+# The benchmarks' options for the same choice (bench-mixed and bench-side
+# measure gunicorn only).
+WEB_SIZE = $(if $(WEB_WORKERS),--workers $(WEB_WORKERS)) --threads $(WEB_THREADS)
+WEB_OPTIONS = --server $(WEB_SERVER) $(WEB_SIZE)
 
 .PHONY: install install-dev run dev migrate admin test test-fast test-sqlite test-postgres lint format bench bench-web \
 	bench-mixed bench-idle bench-side install-wrk messages vendor-js mutants clean
@@ -23,11 +29,15 @@ $(VENV)/.runtime: requirements.txt
 	$(PY) -m pip install --quiet -r requirements.txt
 	touch $@
 
-$(VENV)/.dev: requirements-dev.txt requirements-ldap.txt $(VENV)/.runtime
+$(VENV)/.granian: requirements-granian.txt $(VENV)/.runtime
+	$(PY) -m pip install --quiet -r requirements-granian.txt
+	touch $@
+
+$(VENV)/.dev: requirements-dev.txt requirements-ldap.txt requirements-granian.txt $(VENV)/.runtime
 	$(PY) -m pip install --quiet -r requirements-dev.txt
 	touch $@
 
-install: $(VENV)/.runtime
+install: $(VENV)/.runtime $(if $(filter granian,$(WEB_SERVER)),$(VENV)/.granian)
 install-dev: $(VENV)/.dev
 
 # var/ holds the database (with API tokens), the secret key and the rate
@@ -55,7 +65,7 @@ admin: migrate
 		&& echo "Created admin user $$DJANGO_SUPERUSER_USERNAME." || echo "Admin user $$DJANGO_SUPERUSER_USERNAME exists."; \
 	fi
 
-# The web server (gunicorn) and the expiry daemon side by side, under
+# The web server (deploy/web_servers.py) and the expiry daemon side by side, under
 # microcloud/serve.py (it says how): Ctrl-C, SIGTERM or a closed terminal
 # stops both gracefully and ends with status 0; either ending on its own
 # stops the other.
@@ -67,7 +77,7 @@ SAY_WHERE = echo "Serving http://$(HOST):$(PORT)/ (the web app), /admin/ (admin 
 	and /api/docs/. Ctrl-C stops it."
 run: admin
 	@$(RUN_ENV) $(SAY_WHERE); \
-	$(SERVE) $(GUNICORN)
+	$(WEB_ENV) $(SERVE) $(PY) -m deploy.web_servers
 
 # Development only: Django's runserver (~45 ms per request on a kept-open
 # connection) beside the expiry daemon; no auto-reload, which would outlive Ctrl-C.
@@ -120,21 +130,21 @@ bench: install-dev
 # the development requirements).
 bench-web: install-dev install-wrk
 	mkdir -p bench/results
-	$(PY) -m bench.web --workers $(WEB_WORKERS) --threads $(WEB_THREADS) --json bench/results/web-latest.json
+	$(PY) -m bench.web $(WEB_OPTIONS) --json bench/results/web-latest.json
 
 # The expiry daemon's lateness under web load (about a minute): gunicorn and
 # runexpiry side by side as `make run` starts them, wrk downloading and
 # creating shares while 1,000 shares a second fall due, on SQLite and PostgreSQL.
 bench-mixed: install install-wrk
 	mkdir -p bench/results
-	$(PY) -m bench.mixed --workers $(WEB_WORKERS) --threads $(WEB_THREADS) --json bench/results/mixed-latest.json
+	$(PY) -m bench.mixed $(WEB_SIZE) --json bench/results/mixed-latest.json
 
 # The service's idle cost (about 75 s): gunicorn and runexpiry as `make run`
 # starts them, on a temporary database and var directory, CPU, wake-ups and
 # PSS of every process over 60 s (docs/benchmarks.md, "Idle cost").
 bench-idle: install
 	mkdir -p bench/results
-	$(PY) -m bench.idle --json bench/results/idle-latest.json
+	$(PY) -m bench.idle $(WEB_OPTIONS) --json bench/results/idle-latest.json
 
 # The figures of a side-by-side comparison (about 2 minutes): gunicorn and
 # runexpiry as `make run` starts them, on a temporary SQLite database; the hot
@@ -142,7 +152,7 @@ bench-idle: install
 # after their expiry, one-download links raced by 50 clients, 3 runs of each.
 bench-side: install-dev install-wrk
 	mkdir -p bench/results
-	$(PY) -m bench.side_by_side --workers $(WEB_WORKERS) --threads $(WEB_THREADS) --json bench/results/side-latest.json
+	$(PY) -m bench.side_by_side $(WEB_SIZE) --json bench/results/side-latest.json
 
 install-wrk:
 	@command -v "$${WRK:-wrk}" >/dev/null 2>&1 || { \

@@ -4,9 +4,9 @@
     .venv/bin/python -m bench.idle --seconds 10 --settle 3
     .venv/bin/python -m bench.idle --database postgresql   # or DATABASE_URL=postgres://...
 
-Starts gunicorn with the Makefile's own GUNICORN command line (read from
-make, so a change there is measured here) and `manage.py runexpiry` beside
-it, each in a session of its own as `make run` does, on a temporary database
+Starts the web server with `make run`'s own command line
+(deploy/web_servers.py: gunicorn, or granian with --server granian) and
+`manage.py runexpiry` beside it, each in a session of its own as `make run` does, on a temporary database
 (a SQLite file, or a PostgreSQL database created and dropped on --pg-url)
 and a temporary var directory (static files, rate counters, mail), so a
 developer's var/ is never touched. Once both are up (every worker answers,
@@ -27,7 +27,6 @@ import json
 import os
 import platform
 import secrets
-import shlex
 import shutil
 import signal
 import socket
@@ -43,13 +42,14 @@ from bench import idle_procs
 from bench.db import REPO_ROOT
 from bench.web import server
 from bench.web.database import DEFAULT_PG_URL, DROPPED_ENV, postgres_database
+from deploy.web_servers import SERVERS, WebServer
 
 CPU_LIMIT_PERCENT = 0.02
 WAKEUP_LIMIT_PER_S = 1.0
 PSS_LIMIT_MB = 120.0
 START_TIMEOUT_S = 60.0
-# A throwaway make target that prints the run target's gunicorn command.
-PRINT_TARGET = "bench-idle-print-gunicorn"
+# What the web server's first process is called in its own logs.
+MAIN_PROCESS = {"gunicorn": "master", "granian": "main"}
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -63,8 +63,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=os.environ.get("DATABASE_URL", "") if default_db == "postgresql" else DEFAULT_PG_URL,
         help="PostgreSQL server; the benchmark makes (and drops) a database of its own there",
     )
-    parser.add_argument("--workers", type=int, help="WEB_WORKERS for make (default: the Makefile's rule)")
-    parser.add_argument("--threads", type=int, help="WEB_THREADS for make (default: the Makefile's)")
+    parser.add_argument("--server", choices=SERVERS, default="gunicorn", help="the web server (default gunicorn)")
+    parser.add_argument("--workers", type=int, help="WEB_WORKERS (default: the server's rule, as make run's)")
+    parser.add_argument("--threads", type=int, help="WEB_THREADS (default: make run's)")
     parser.add_argument(
         "--warm", type=int, default=0, help="send this many requests (GET /, the log-in page) before settling (0)"
     )
@@ -80,34 +81,9 @@ def say(message: str) -> None:
 # --- the service, as make run starts it ---------------------------------------
 
 
-def gunicorn_command(port: int, workers: int | None, threads: int | None) -> list[str]:
-    """The Makefile's GUNICORN, with our port (and workers/threads if given)."""
-    variables = ["HOST=127.0.0.1", f"PORT={port}"]
-    variables += [f"WEB_WORKERS={workers}"] * (workers is not None) + [f"WEB_THREADS={threads}"] * (threads is not None)
-    make = shutil.which("make")
-    if make is None:
-        say("make not found: using bench.web's copy of the gunicorn command line")
-        return server.gunicorn_command(port, workers or 2 * (os.cpu_count() or 1), threads or 4)
-    done = subprocess.run(
-        [
-            make,
-            "-s",
-            "--no-print-directory",
-            "--eval",
-            f"{PRINT_TARGET}: ; @echo $(GUNICORN)",
-            PRINT_TARGET,
-            *variables,
-        ],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=30,
-    )
-    command = shlex.split(done.stdout.strip())
-    if not Path(REPO_ROOT, command[0]).exists():  # a venv somewhere else: ours
-        command[0] = str(Path(sys.executable).with_name("gunicorn"))
-    return command
+def web_command(name: str, port: int, workers: int | None, threads: int | None) -> list[str]:
+    """The web server's command line as `make run` makes it, on our port."""
+    return WebServer(name, port=port, workers=workers, threads=threads or WebServer.threads).command()
 
 
 def service_env(workdir: Path, database_url: str) -> dict[str, str]:
@@ -178,7 +154,7 @@ def wait_up(web: subprocess.Popen, daemon: subprocess.Popen, port: int, workers:
     started = time.monotonic()
     web_up = daemon_up = False
     while time.monotonic() - started < START_TIMEOUT_S:
-        for name, process in (("gunicorn", web), ("runexpiry", daemon)):
+        for name, process in (("web", web), ("runexpiry", daemon)):
             if process.poll() is not None:
                 raise RuntimeError(f"{name} exited ({process.returncode}):\n{tail(logs[name])}")
         # Up: every worker forked and the port taken. No request is sent: a
@@ -191,7 +167,7 @@ def wait_up(web: subprocess.Popen, daemon: subprocess.Popen, port: int, workers:
         if web_up and daemon_up:
             return time.monotonic() - started
         time.sleep(0.1)
-    raise RuntimeError(f"the service was not up after {START_TIMEOUT_S:g} s:\n{tail(logs['gunicorn'])}")
+    raise RuntimeError(f"the service was not up after {START_TIMEOUT_S:g} s:\n{tail(logs['web'])}")
 
 
 def warm(port: int, requests: int) -> None:
@@ -207,23 +183,23 @@ def warm(port: int, requests: int) -> None:
 # --- measuring -----------------------------------------------------------------
 
 
-def roles(web_pid: int, daemon_pid: int) -> dict[int, str]:
+def roles(web_pid: int, daemon_pid: int, server_name: str = "gunicorn") -> dict[int, str]:
     """Every process of the service, by role."""
-    found = {web_pid: "gunicorn master", daemon_pid: "runexpiry"}
+    found = {web_pid: f"{server_name} {MAIN_PROCESS[server_name]}", daemon_pid: "runexpiry"}
     for n, pid in enumerate(idle_procs.children(web_pid), 1):
-        found[pid] = f"gunicorn worker {n}"
+        found[pid] = f"{server_name} worker {n}"
     for root in (web_pid, daemon_pid):
         for pid in idle_procs.descendants(root):
             found.setdefault(pid, f"child of {found.get(root, root)}")
     return found
 
 
-def measure(web_pid: int, daemon_pid: int, seconds: float) -> dict:
-    before_roles = roles(web_pid, daemon_pid)
+def measure(web_pid: int, daemon_pid: int, seconds: float, server_name: str = "gunicorn") -> dict:
+    before_roles = roles(web_pid, daemon_pid, server_name)
     before = {pid: idle_procs.sample(pid) for pid in before_roles}
     started = time.monotonic()
     time.sleep(seconds)
-    after_roles = roles(web_pid, daemon_pid)
+    after_roles = roles(web_pid, daemon_pid, server_name)
     after = {pid: idle_procs.sample(pid) for pid in after_roles}
     elapsed = time.monotonic() - started
     processes = []
@@ -274,7 +250,7 @@ def render(result: dict) -> str:
     lines = [
         f"Idle benchmark, {meta['date']}: {meta['cpus']} CPUs, Python {meta['python']}, {meta['database']}, "
         f"load average at start {meta['load_average']}",
-        f"gunicorn: {meta['gunicorn']}",
+        f"{meta.get('server', 'gunicorn')}: {meta.get('command') or meta['gunicorn']}",
         f"up in {meta['up_s']:.1f} s, {meta['warm_requests']} warm-up requests, settled {meta['settle_s']:g} s, "
         f"measured {measured['seconds']:.1f} s",
         "",
@@ -319,21 +295,21 @@ def run(args: argparse.Namespace, workdir: Path) -> dict:
         say(f"migrating a fresh {args.database} database in {workdir}")
         prepare(env)
         port = server.free_port()
-        command = gunicorn_command(port, args.workers, args.threads)
+        command = web_command(args.server, port, args.workers, args.threads)
         workers = int(command[command.index("--workers") + 1])
-        logs = {"gunicorn": workdir / "gunicorn.log", "runexpiry": workdir / "runexpiry.log"}
+        logs = {"web": workdir / f"{args.server}.log", "runexpiry": workdir / "runexpiry.log"}
         processes: list[subprocess.Popen] = []
         stack.callback(stop, processes)
         load_average = ", ".join(f"{x:.2f}" for x in os.getloadavg())
         processes.append(spawn([sys.executable, "manage.py", "runexpiry"], env, logs["runexpiry"]))
-        processes.append(spawn(command, env, logs["gunicorn"]))
+        processes.append(spawn(command, env, logs["web"]))
         daemon, web = processes
         up_s = wait_up(web, daemon, port, workers, logs)
         warm(port, args.warm)
         say(f"up in {up_s:.1f} s; settling {args.settle:g} s, then measuring {args.seconds:g} s")
         time.sleep(args.settle)
-        measured = measure(web.pid, daemon.pid, args.seconds)
-        for name, process in (("gunicorn", web), ("runexpiry", daemon)):
+        measured = measure(web.pid, daemon.pid, args.seconds, args.server)
+        for name, process in (("web", web), ("runexpiry", daemon)):
             if process.poll() is not None:
                 raise RuntimeError(f"{name} exited during the window:\n{tail(logs[name])}")
     total = totals(measured)
@@ -343,7 +319,8 @@ def run(args: argparse.Namespace, workdir: Path) -> dict:
         "python": platform.python_version(),
         "database": args.database,
         "load_average": load_average,
-        "gunicorn": " ".join(command[1:]),
+        "server": args.server,
+        "command": " ".join(command[1:]),
         "up_s": up_s,
         "settle_s": args.settle,
         "warm_requests": args.warm,

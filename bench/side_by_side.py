@@ -4,7 +4,7 @@
     .venv/bin/python -m bench.side_by_side --runs 5 --json bench/results/side-latest.json
     .venv/bin/python -m bench.side_by_side --seconds 1 --runs 1 --expiring 3 --racers 5 --large-mb 4   # a smoke run
 
-Starts gunicorn with the Makefile's own GUNICORN command line and
+Starts gunicorn with `make run`'s own command line (deploy/web_servers.py) and
 `manage.py runexpiry` beside it, as `make run` does (bench/idle.py's pieces),
 on a temporary database (SQLite, or a PostgreSQL database created and
 dropped on --pg-url) and temporary var and media directories, seeds a user
@@ -84,7 +84,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=os.environ.get("DATABASE_URL", "") if default_db == "postgresql" else database.DEFAULT_PG_URL,
         help="PostgreSQL server; the benchmark makes (and drops) a database of its own there",
     )
-    parser.add_argument("--workers", type=int, help="WEB_WORKERS for make (default: the Makefile's rule)")
+    parser.add_argument("--workers", type=int, help="WEB_WORKERS (default: make run's rule)")
     parser.add_argument("--threads", type=int, help="WEB_THREADS for make (default: the Makefile's)")
     parser.add_argument(
         "--link-rate-limit",
@@ -153,7 +153,7 @@ def service(args: argparse.Namespace, workdir: Path):
             paths[key].write_bytes(os.urandom(size))
         seeded = database.seed({**env, "DJANGO_SETTINGS_MODULE": "microcloud.settings"}, paths, list_shares=0)
         port = server.free_port()
-        command = idle.gunicorn_command(port, args.workers, args.threads)
+        command = idle.web_command("gunicorn", port, args.workers, args.threads)
         workers = int(command[command.index("--workers") + 1])
         logs = {"gunicorn": workdir / "gunicorn.log", "runexpiry": workdir / "runexpiry.log"}
         processes: list[subprocess.Popen] = []

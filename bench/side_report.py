@@ -33,7 +33,7 @@ def render(result: dict, args: argparse.Namespace) -> str:
     lines = [
         f"Side by side, {meta['date']}: {meta['cpus']} CPUs, Python {meta['python']}, {meta['database']}, "
         f"load average at start {meta['load_average']}",
-        f"gunicorn (the Makefile's GUNICORN): {meta['gunicorn']}; runexpiry beside it; up in {meta['up_s']:.1f} s",
+        f"gunicorn (as `make run` starts it): {meta['gunicorn']}; runexpiry beside it; up in {meta['up_s']:.1f} s",
         f"LINK_RATE_LIMIT={args.link_rate_limit}; {meta['wrk']}, -c{args.connections} -d{args.seconds}s; "
         f"MB = 10^6 bytes; {len(runs)} run(s), each on shares of its own",
         "",

@@ -1,7 +1,8 @@
 """The container's entrypoint: `python -m deploy.entrypoint ROLE [ARGS]`.
 
 ROLE is what the container runs, after the start-up below:
-- `serve`: the web server (gunicorn, as `make run` starts it);
+- `serve`: the web server (gunicorn, or granian if WEB_SERVER says so, as
+  `make run` starts it: deploy/web_servers.py);
 - `expiry`: the expiry daemon (`manage.py runexpiry --lease on`);
 - `all` (the default): both side by side (microcloud/serve.py, as `make run`),
   for an install of one container;
@@ -29,6 +30,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from deploy.web_servers import SettingError, WebServer
+
 ROLES = ("serve", "expiry", "all")
 # Under podman's and docker's default grace of 10 s before SIGKILL: requests
 # in flight get this long to finish once SIGTERM arrives.
@@ -48,7 +51,7 @@ def main(argv: list[str]) -> int:
         if role not in ROLES:
             os.execv(sys.executable, [sys.executable, "manage.py", role, *rest])
         command = role_command(role, rest)
-    except StartError as error:
+    except (StartError, SettingError) as error:
         print(f"microcloud: {error}", file=sys.stderr)
         return 2
     status = run_to_the_end([sys.executable, "manage.py", "prepare"])
@@ -93,42 +96,12 @@ def role_command(role: str, rest: list[str]) -> list[str]:
 
 
 def web_command(rest: list[str]) -> list[str]:
-    """gunicorn as `make run` starts it, on HOST:PORT (0.0.0.0:8000)."""
-    port = positive("PORT", 8000)
-    workers = positive("WEB_WORKERS", 2 * len(os.sched_getaffinity(0)))
-    threads = positive("WEB_THREADS", 4)
-    host = os.environ.get("HOST", "0.0.0.0").strip() or "0.0.0.0"
-    gunicorn = str(Path(sys.executable).with_name("gunicorn"))
-    return [
-        gunicorn,
-        "-c",
-        "python:microcloud.gunicorn_conf",
-        "microcloud.wsgi:application",
-        "--bind",
-        f"{host}:{port}",
-        "--workers",
-        str(workers),
-        "--threads",
-        str(threads),
-        "--timeout",
-        "120",
-        "--graceful-timeout",
-        str(GRACEFUL_TIMEOUT),
-        "--no-control-socket",
-        "--preload",
-        "--access-logfile",
-        "-",
-        *rest,
-    ]
-
-
-def positive(name: str, default: int) -> int:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    if not raw.isdigit() or int(raw) < 1:
-        raise StartError(f"{name} must be a whole number of at least 1, got {raw!r}")
-    return int(raw)
+    """The web server as `make run` starts it (WEB_SERVER, gunicorn unless it
+    says granian), on HOST:PORT (0.0.0.0:8000), its access log on stdout."""
+    server = WebServer.from_environ(host="0.0.0.0", port=8000, graceful_timeout=GRACEFUL_TIMEOUT, access_log=True)
+    if not server.executable.exists():
+        raise StartError(f"{server.name} is not installed in this image")
+    return server.command(*rest)
 
 
 def run_to_the_end(command: list[str]) -> int | None:

@@ -6,7 +6,8 @@ a self-hoster runs it (marker `container`; `make test-fast` leaves these out).
   `podman stop` (SIGTERM) ends it cleanly, with status 0, within the grace
   period; started again on the same volume nothing is lost; nothing inside
   runs as root and everything in the volume belongs to the image's user.
-- Two web nodes and a daemon on the host's PostgreSQL: a web node's
+- Two web nodes (gunicorn, and granian by WEB_SERVER) and a daemon on the
+  host's PostgreSQL: a web node's
   /readyz reports the daemon missing within its lease's ttl once it is
   killed, and ready again once it is back.
 
@@ -342,12 +343,16 @@ def test_two_web_nodes_see_the_daemon_go_and_come_back(podman, image, containers
     mount = ["-v", f"{files}:/data/files"]
     # All three at once: they migrate the new database once, under the lock.
     podman.run(daemon, *mount, role="expiry", **common)
-    for web, port in zip(webs, ports, strict=True):
-        podman.run(web, *mount, role="serve", PORT=str(port), **common)
+    # The second node under the other web server, chosen by its setting.
+    servers = ("gunicorn", "granian")
+    for web, port, server in zip(webs, ports, servers, strict=True):
+        podman.run(web, *mount, role="serve", PORT=str(port), WEB_SERVER=server, **common)
     for web, port in zip(webs, ports, strict=True):
         wait_for(port, "/readyz", 200, 180, podman=podman, name=web)
     logs = [podman.logs(name) for name in (daemon, *webs)]
     assert sum("Applying sharing.0001" in log for log in logs) == 1, "\n---\n".join(logs)
+    assert "Booting worker" in logs[1], logs[1]
+    assert "Starting granian" in logs[2], logs[2]
 
     killed = time.monotonic()
     podman("kill", "--signal", "KILL", daemon)

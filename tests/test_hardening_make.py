@@ -12,6 +12,7 @@ import subprocess
 import sys
 import termios
 import threading
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -72,27 +73,8 @@ def test_make_migrate_tightens_a_var_folder_left_open_by_an_older_checkout(tmp_p
 def test_make_run_says_where_to_open_it_and_who_can_sign_in(tmp_path):
     venv = Path(sys.executable).parent.parent
     port = free_port()
-    command, env = make_run_env(tmp_path, port)
-    output = tmp_path / "run.txt"
-    with output.open("w") as out:
-        run = subprocess.Popen(
-            command,
-            cwd=REPO_ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own group: stopped below as a terminal's Ctrl-C would
-            # A shell started in the background may hand SIGINT down ignored; a terminal does not.
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-        )
-    try:
-        # Both up (gunicorn with --preload installs its signal handlers only once it has loaded the app).
-        up = ("lease runexpiry acquired", "Booting worker with pid")
-        assert wait_until(lambda: all(line in output.read_text() for line in up), 120), output.read_text()[-2000:]
-    finally:
-        os.killpg(run.pid, signal.SIGINT)
-        run.wait(60)
-    text = output.read_text()
+    # Both up (gunicorn with --preload installs its signal handlers only once it has loaded the app).
+    run, text = make_run_until_up(tmp_path, port, ("lease runexpiry acquired", "Booting worker with pid"))
     # Both stop gracefully, and the recipe succeeds: make reports no error (a
     # SIGINT sent to make's group reaches make itself, which then dies by it,
     # as GNU make always does; from a terminal it does not: see below).
@@ -105,6 +87,56 @@ def test_make_run_says_where_to_open_it_and_who_can_sign_in(tmp_path):
         f"Serving http://127.0.0.1:{port}/ (the web app), /admin/ (admin users: none yet: "
         f"{venv}/bin/python manage.py createsuperuser) and /api/docs/. Ctrl-C stops it."
     )
+
+
+@NEEDS_MAKE
+@pytest.mark.fault
+def test_make_run_web_server_granian_serves_under_granian_and_stops_with_the_daemon(tmp_path):
+    venv = Path(sys.executable).parent.parent
+    port = free_port()
+    up = ("lease runexpiry acquired", f"Listening at: http://127.0.0.1:{port}", "Started worker-1")
+    extra = ["-o", f"{venv}/.granian", "WEB_SERVER=granian", "WEB_WORKERS=1"]
+    run, text = make_run_until_up(tmp_path, port, up, extra, check=f"http://127.0.0.1:{port}/healthz")
+    assert run.returncode == -signal.SIGINT
+    assert "Granian shutdown completed" in text
+    assert "runexpiry stopped after" in text
+    assert "make: ***" not in text, text[-2000:]
+
+
+def make_run_until_up(
+    tmp_path: Path, port: int, up: tuple[str, ...], extra: list[str] = (), check: str | None = None
+) -> tuple[subprocess.Popen, str]:
+    """`make run` (with `extra` arguments) until its output holds every line of
+    `up` (and `check` answers 200), then a terminal's Ctrl-C to its group;
+    the ended process and its output."""
+    command, env = make_run_env(tmp_path, port)
+    output = tmp_path / "run.txt"
+    run = start_make_run([*command, *extra], env, output)
+    try:
+        assert wait_until(lambda: all(line in output.read_text() for line in up), 120), output.read_text()[-2000:]
+        if check:
+            with urllib.request.urlopen(check, timeout=30) as response:
+                assert response.status == 200
+    finally:
+        os.killpg(run.pid, signal.SIGINT)
+        run.wait(60)
+    return run, output.read_text()
+
+
+def start_make_run(command: list[str], env: dict, output: Path) -> subprocess.Popen:
+    """`make run` in the background, its output into `output`, in a process
+    group of its own: stopped as a terminal's Ctrl-C would (SIGINT to the group)."""
+    with output.open("w") as out:
+        return subprocess.Popen(
+            command,
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            # A shell started in the background may hand SIGINT down ignored; a terminal does not.
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
 
 
 def make_run_env(tmp_path: Path, port: int | None = None) -> tuple[list[str], dict]:

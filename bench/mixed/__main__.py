@@ -105,7 +105,7 @@ def run_database(vendor: str, args, plan: Plan, workdir: Path, small: Path, wrk:
         database.migrate(env)
         seeded = database.seed(env, {"small": small}, 1)
         say(f"{vendor}: gunicorn {plan.workers} workers x {plan.threads} threads")
-        with server.gunicorn(
+        with server.web_server(
             env, workdir / f"gunicorn-{vendor}.log", workers=plan.workers, threads=plan.threads, probe_path=FLOOR_VIEW
         ) as web:
             if plan.warmup_seconds:
@@ -212,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.monotonic()
     meta = report.machine()
-    meta.update(wrk=load.version(wrk), gunicorn=server.gunicorn_version(), load_average_start=os.getloadavg())
+    meta.update(wrk=load.version(wrk), gunicorn=server.version("gunicorn"), load_average_start=os.getloadavg())
     databases: dict[str, dict] = {}
     workdir = Path(tempfile.mkdtemp(prefix="bench-mixed-"))
     try:

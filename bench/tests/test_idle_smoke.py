@@ -23,7 +23,7 @@ def test_every_process_role_is_named(run):
     roles = [p["role"] for p in result["measured"]["processes"]]
     assert roles.count("gunicorn master") == 1
     assert roles.count("runexpiry") == 1
-    workers = int(result["meta"]["gunicorn"].split("--workers ")[1].split()[0])
+    workers = int(result["meta"]["command"].split("--workers ")[1].split()[0])
     assert sorted(r for r in roles if r.startswith("gunicorn worker")) == sorted(
         f"gunicorn worker {n}" for n in range(1, workers + 1)
     )

@@ -6,9 +6,10 @@ Run from the repository root with the project's virtualenv, e.g.
     .venv/bin/python -m bench.web --seconds 3 --connections 16 --scenarios floor_view,download_small
     .venv/bin/python -m bench.web --databases sqlite --scenarios download_large,download_zip
     .venv/bin/python -m bench.web --databases sqlite --scenarios download_large,uploads --storage bucket
+    .venv/bin/python -m bench.web --server granian --scenarios floor_view,download_small
     .venv/bin/python -m bench.web --render bench/results/web-latest.json
 Loopback only. Every wrk run lasts --seconds, every wait has a time limit, and
-gunicorn, moto, the PostgreSQL database and the work directory are removed
+the web server, moto, the PostgreSQL database and the work directory are removed
 whatever happens. Progress goes to stderr, the tables to stdout.
 """
 
@@ -27,6 +28,7 @@ from pathlib import Path
 from bench import report as expiry_report
 from bench.web import bucket, database, front, load, report, scenarios, server, targets
 from bench.web.plan import FULL, SMOKE, Plan
+from deploy.web_servers import SERVERS, default_workers
 
 MIB = 1024 * 1024
 CHOICES = (*scenarios.BY_KEY, "uploads")
@@ -83,8 +85,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help=f"comma-separated subset of {STORAGES}: where the files' bytes live (see below)",
     )
     parser.add_argument("--connections", help="comma-separated concurrencies (default 1,16,64)")
+    parser.add_argument(
+        "--server",
+        choices=SERVERS,
+        default="gunicorn",
+        help="the web server, as `make run WEB_SERVER=...` starts it (default gunicorn)",
+    )
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write every figure to FILE as JSON")
-    parser.add_argument("--keep", action="store_true", help="keep the work directory (files, gunicorn logs)")
+    parser.add_argument("--keep", action="store_true", help="keep the work directory (files, web server logs)")
     parser.add_argument("--render", type=Path, metavar="FILE", help="print the tables of a saved JSON run and exit")
     sizes = parser.add_argument_group("sizes (defaults: full run; --smoke changes them, a flag overrides both)")
     for f in dataclasses.fields(Plan):
@@ -110,6 +118,8 @@ def storages(args: argparse.Namespace) -> tuple[bool, list[str]]:
 def make_plan(args: argparse.Namespace) -> Plan:
     base = SMOKE if args.smoke else FULL
     chosen = {f.name: getattr(args, f.name) for f in dataclasses.fields(Plan) if getattr(args, f.name, None)}
+    if args.server != "gunicorn" and not args.smoke and "workers" not in chosen:
+        chosen["workers"] = default_workers(args.server)
     if args.connections:
         chosen["connections"] = tuple(int(c) for c in args.connections.split(","))
     return dataclasses.replace(base, **chosen)
@@ -150,36 +160,30 @@ def run_database(
         say(f"{vendor} {db.version}: migrate and seed")
         database.migrate(env)
         seeded = database.seed(env, files, plan.list_shares, zip_parts)
-        say(f"{vendor}: gunicorn {plan.workers} workers x {plan.threads} threads")
-        log = workdir / f"gunicorn-{vendor}.log"
-        with server.gunicorn(
-            env, log, workers=plan.workers, threads=plan.threads, probe_path=scenarios.FLOOR_VIEW
-        ) as web:
+        say(f"{vendor}: {args.server} {plan.workers} workers x {plan.threads} threads")
+        with serving(args, plan, env, workdir / f"{args.server}-{vendor}.log") as web:
             ctx = scenarios.Context(plan, seeded)
             result = scenarios.run_pass(web, ctx, wrk, script, args.scenarios.split(","), say)
         behind = [k for k in args.scenarios.split(",") if k in scenarios.BY_KEY and scenarios.BY_KEY[k].behind_nginx]
         if behind:
-            offloaded = run_behind_nginx(env, plan, workdir, vendor, static_root, ctx, wrk, script, behind, say)
+            offloaded = run_behind_nginx(env, args, plan, workdir, vendor, static_root, ctx, wrk, script, behind, say)
             result["cells"].update(offloaded.get("cells", {}))
             result["not_built"].update(offloaded.get("not_built", {}))
         return {"version": db.version, "startup_s": web.ready_s, **result}
 
 
 def run_behind_nginx(
-    env, plan: Plan, workdir: Path, vendor: str, static_root: Path, ctx, wrk, script, keys, say
+    env, args, plan: Plan, workdir: Path, vendor: str, static_root: Path, ctx, wrk, script, keys, say
 ) -> dict:
-    """The offload scenarios: nginx in front of a second gunicorn with
+    """The offload scenarios: nginx in front of a second web server with
     DOWNLOAD_OFFLOAD=x-accel-redirect (docs/deployment.md), and nginx
     serving the same file itself as their floor."""
     nginx_path = front.find_nginx()
     if nginx_path is None:
         return {"not_built": dict.fromkeys(keys, "nginx is not installed (apt-get install -y nginx)")}
     offload_env = {**env, "DOWNLOAD_OFFLOAD": "x-accel-redirect", "NUM_PROXIES": "1"}
-    say(f"{vendor}: nginx in front of gunicorn with DOWNLOAD_OFFLOAD=x-accel-redirect")
-    log = workdir / f"gunicorn-offload-{vendor}.log"
-    with server.gunicorn(
-        offload_env, log, workers=plan.workers, threads=plan.threads, probe_path=scenarios.FLOOR_VIEW
-    ) as web:
+    say(f"{vendor}: nginx in front of {args.server} with DOWNLOAD_OFFLOAD=x-accel-redirect")
+    with serving(args, plan, offload_env, workdir / f"{args.server}-offload-{vendor}.log") as web:
         port = server.free_port()
         media_root = Path(offload_env["MEDIA_ROOT"])
         with front.nginx(
@@ -194,10 +198,17 @@ def run_behind_nginx(
             return scenarios.run_pass(proxied, ctx, wrk, script, keys, say, behind_nginx=True)
 
 
+def serving(args, plan: Plan, env: dict[str, str], log: Path):
+    """The web server of a pass, as `make run` starts it."""
+    return server.web_server(
+        env, log, server=args.server, workers=plan.workers, threads=plan.threads, probe_path=scenarios.FLOOR_VIEW
+    )
+
+
 def run_bucket(vendor: str, args, plan: Plan, workdir: Path, files, static_root, wrk, script, keys, say) -> dict:
     """`keys` again with the files' bytes in a bucket: a fresh database of
     the same vendor, seeded as the disk's (without the zip's files), and a
-    gunicorn whose STORAGE_URL names a bucket on a moto server of our own."""
+    web server whose STORAGE_URL names a bucket on a moto server of our own."""
     moto = bucket.find_moto()
     if moto is None:
         return {"error": "moto_server is not installed (moto[server] is in requirements-dev.txt: make install-dev)"}
@@ -213,11 +224,8 @@ def run_bucket(vendor: str, args, plan: Plan, workdir: Path, files, static_root,
         say(f"{vendor} {db.version}, bucket on moto {bucket.moto_version()} ({store.endpoint}): migrate and seed")
         database.migrate(env)
         seeded = database.seed(env, files, plan.list_shares)
-        say(f"{vendor}, bucket: gunicorn {plan.workers} workers x {plan.threads} threads")
-        log = workdir / f"gunicorn-bucket-{vendor}.log"
-        with server.gunicorn(
-            env, log, workers=plan.workers, threads=plan.threads, probe_path=scenarios.FLOOR_VIEW
-        ) as web:
+        say(f"{vendor}, bucket: {args.server} {plan.workers} workers x {plan.threads} threads")
+        with serving(args, plan, env, workdir / f"{args.server}-bucket-{vendor}.log") as web:
             result = scenarios.run_pass(web, scenarios.Context(plan, seeded), wrk, script, keys, say)
         return {"version": db.version, "moto": bucket.moto_version(), "startup_s": web.ready_s, **result}
 
@@ -233,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     plan = make_plan(args)
     wrk = load.find_wrk()
-    # SIGTERM unwinds like Ctrl-C, so gunicorn and the database are cleaned up.
+    # SIGTERM unwinds like Ctrl-C, so the web server and the database are cleaned up.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
     def say(message: str) -> None:
@@ -241,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.monotonic()
     meta = expiry_report.machine()
-    meta.update(wrk=load.version(wrk), gunicorn=server.gunicorn_version())
+    meta.update(wrk=load.version(wrk), server=args.server, server_version=server.version(args.server))
     databases: dict[str, dict] = {}
     workdir = Path(tempfile.mkdtemp(prefix="bench-web-"))
     try:

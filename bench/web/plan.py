@@ -1,14 +1,14 @@
 """How much the web benchmark measures: the full run and the smoke run."""
 
-import os
 from dataclasses import dataclass, field
+
+from deploy import web_servers
 
 MB = 1024 * 1024
 
 
 def default_workers() -> int:
-    # The Makefile's rule for `make run` (WEB_WORKERS): two per core.
-    return 2 * (os.cpu_count() or 1)
+    return web_servers.default_workers("gunicorn")
 
 
 @dataclass(frozen=True)

@@ -94,7 +94,7 @@ def _database_part(db: str, result: dict, plan: Plan) -> str:
 
 def _disk_part(title: str, result: dict, plan: Plan) -> list[str]:
     lines = [
-        f"{title}: gunicorn ready in {fmt(result.get('startup_s'), 2)} s; MB = 10^6 bytes read (headers "
+        f"{title}: the web server ready in {fmt(result.get('startup_s'), 2)} s; MB = 10^6 bytes read (headers "
         "included); growth = the largest rise of a worker's peak RSS over the cell",
         _cells_table(result, plan),
     ]
@@ -119,7 +119,7 @@ def _bucket_part(result: dict, plan: Plan) -> str:
         return f"  in a bucket: not measured: {result['error']}"
     lines = [
         f"  in a bucket (STORAGE_URL on moto {result.get('moto', '?')}, an in-memory Python S3 server on this "
-        f"machine; its own database, seeded the same way): gunicorn ready in {fmt(result.get('startup_s'), 2)} s; "
+        f"machine; its own database, seeded the same way): ready in {fmt(result.get('startup_s'), 2)} s; "
         "figures only, no target",
         "\n".join("  " + line for line in _cells_table(result, plan, ON_BUCKET).splitlines()),
     ]
@@ -213,19 +213,30 @@ def _storage_table(databases: dict, dbs: list[str], plan: Plan) -> str:
     )
 
 
+def served_by(meta: dict) -> str:
+    """The web server and its version (a run saved before --server was gunicorn)."""
+    name = meta.get("server", "gunicorn")
+    return f"{name} {meta.get('server_version') or meta.get(name, '?')}"
+
+
 def render(report: dict) -> str:
     meta, plan_dict, databases = report["meta"], report["plan"], report["databases"]
     plan = Plan(**{**plan_dict, "connections": tuple(plan_dict["connections"])})
     parts = [
         f"Web benchmark, {meta['date']}: {meta['nproc']} CPUs ({meta['cpu']}), Python {meta['python']}, "
         f"load average at start {', '.join(f'{x:.2f}' for x in meta['load_average'])}; commit {meta['git_commit']}\n"
-        f"gunicorn {meta.get('gunicorn', '?')}: {plan.workers} workers x {plan.threads} threads (gthread); "
+        f"{served_by(meta)}: {plan.workers} workers x {plan.threads} threads; "
         f"{meta.get('wrk', 'wrk')}, {plan.seconds} s per cell, connections {', '.join(map(str, plan.connections))}; "
         "loopback, client and server on the same cores\n"
         f"preset {meta.get('preset', '?')}"
         + "".join(f", {k}={v}" for k, v in (meta.get("changed_from_preset") or {}).items())
         + f"; command: {meta.get('command', '?')}"
     ]
+    if meta.get("server", "gunicorn") != "gunicorn":
+        parts.append(
+            f"The floor view here is {meta['server']}'s; the hot link's targets are set against gunicorn's "
+            "(--server gunicorn), a slower floor: judged here, they are stricter than written."
+        )
     for db in DATABASES:
         if db in databases:
             parts.append(_database_part(db, databases[db], plan))

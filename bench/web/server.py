@@ -1,4 +1,5 @@
-"""gunicorn as `make run` starts it, and its workers' memory read from /proc.
+"""The web server as `make run` starts it (deploy/web_servers.py), and its
+workers' memory read from /proc.
 
 Peak RSS per cell: writing "5" to /proc/<pid>/clear_refs resets a process's
 VmHWM (peak RSS) to its current RSS (Linux >= 4.0), so each cell's peak is
@@ -12,7 +13,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -22,32 +22,15 @@ from pathlib import Path
 
 from bench.db import REPO_ROOT
 from bench.idle_procs import children
+from deploy.web_servers import WebServer
 
 START_TIMEOUT_S = 60.0
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 STOP_TIMEOUT_S = 15.0
 
 
-def gunicorn_command(port: int, workers: int, threads: int) -> list[str]:
-    """The command of the Makefile's run target (GUNICORN there), on our port.
-
-    --no-control-socket: gunicorn's control socket has one default path per
-    user, so a benchmark's server must not take it over from one running beside it.
-    --preload: the app is imported once in the master, its pages shared by
-    the workers (docs/benchmarks.md, "Memory").
-    """
-    gunicorn = str(Path(sys.executable).with_name("gunicorn"))
-    return [
-        *(gunicorn, "-c", "python:microcloud.gunicorn_conf", "microcloud.wsgi:application"),
-        *("--bind", f"127.0.0.1:{port}"),
-        *("--workers", str(workers), "--threads", str(threads), "--timeout", "120", "--graceful-timeout", "10"),
-        "--no-control-socket",
-        "--preload",
-    ]
-
-
-def gunicorn_version() -> str:
-    return importlib.metadata.version("gunicorn")
+def version(server: str) -> str:
+    return importlib.metadata.version(server)
 
 
 def free_port() -> int:
@@ -111,7 +94,7 @@ class Server:
         deadline = started + START_TIMEOUT_S
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"gunicorn exited ({self.process.returncode}):\n{self.tail()}")
+                raise RuntimeError(f"the web server exited ({self.process.returncode}):\n{self.tail()}")
             if len(self.worker_pids()) >= self.workers:
                 try:
                     with urllib.request.urlopen(self.base_url + probe_path, timeout=5) as response:
@@ -120,7 +103,7 @@ class Server:
                 except (OSError, urllib.error.URLError):
                     pass
             time.sleep(0.1)
-        raise RuntimeError(f"gunicorn not ready after {START_TIMEOUT_S:g} s:\n{self.tail()}")
+        raise RuntimeError(f"the web server not ready after {START_TIMEOUT_S:g} s:\n{self.tail()}")
 
     def tail(self, lines: int = 30) -> str:
         try:
@@ -131,8 +114,8 @@ class Server:
 
 @dataclass
 class Proxied:
-    """nginx in front of a gunicorn Server: requests go to nginx, worker
-    memory is read from gunicorn's workers."""
+    """nginx in front of a web Server: requests go to nginx, worker memory
+    is read from the server's workers."""
 
     upstream: Server
     port: int
@@ -149,12 +132,14 @@ class Proxied:
 
 
 @contextlib.contextmanager
-def gunicorn(env: dict[str, str], log: Path, *, workers: int, threads: int, probe_path: str) -> Iterator[Server]:
-    """Run gunicorn until the block ends; stop it (SIGTERM, then SIGKILL) whatever happens."""
+def web_server(
+    env: dict[str, str], log: Path, *, workers: int, threads: int, probe_path: str, server: str = "gunicorn"
+) -> Iterator[Server]:
+    """Run the web server until the block ends; stop it (SIGTERM, then SIGKILL) whatever happens."""
     port = free_port()
     with open(log, "ab") as sink:
         process = subprocess.Popen(
-            gunicorn_command(port, workers, threads),
+            WebServer(server, port=port, workers=workers, threads=threads).command(),
             cwd=REPO_ROOT,
             env=env,
             stdout=sink,
