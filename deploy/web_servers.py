@@ -7,18 +7,17 @@ HOST:PORT with WEB_WORKERS processes of WEB_THREADS threads each. `make
 run`, the container (deploy/entrypoint.py) and the benchmarks (bench.web,
 bench.idle) all take its command line from here, so they serve alike.
 
-gunicorn is the default, chosen by measurement (docs/deployment.md, "The
-web server"; the figures in docs/benchmarks.md): with --preload its workers
-share the app's pages, 40-110 MB less at idle than granian, which imports
-the app in each worker; the hot link is about as fast under either; and
-its requests carry their socket, which a limited link reads
-(links/delivery.py) to give back the bytes a client that broke off never
-received, and to drop a client that stopped reading. granian answers an
-empty view up to twice as fast. Under it a broken-off download of a
-limited link counts every byte read from the file, a stalled client keeps
-its bytes reserved until the kernel gives up on it (about 15 minutes), and
-there is no access log: its lines would carry the links' tokens, which
-gunicorn's logger shortens (microcloud/logfilters.py).
+gunicorn is the default, chosen by measurement (docs/benchmarks.md, "The
+web server"; docs/deployment.md, "The web server: gunicorn or granian"):
+the hot link is about as fast under either, and gunicorn's requests carry
+their socket, which a limited link reads (links/delivery.py) to give back
+the bytes a client that broke off never received and to drop a client
+that stopped reading. granian answers an empty view up to twice as fast.
+Under it a broken-off download of a limited link counts every byte read
+from the file, a stalled client keeps its bytes reserved until the kernel
+gives up on it (about 15 minutes), and there is no access log: its lines
+would carry the links' tokens, which gunicorn's logger shortens
+(microcloud/logfilters.py).
 
 Only the standard library: the container's entrypoint imports this before
 the settings can load.
