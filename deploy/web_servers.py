@@ -9,10 +9,10 @@ bench.idle) all take its command line from here, so they serve alike.
 
 gunicorn is the default, chosen by measurement (docs/benchmarks.md, "The
 web server"; docs/deployment.md, "The web server: gunicorn or granian"):
-the hot link is about as fast under either, and gunicorn's requests carry
-their socket, which a limited link reads (links/delivery.py) to give back
-the bytes a client that broke off never received and to drop a client
-that stopped reading. granian answers an empty view up to twice as fast.
+gunicorn's requests carry their socket, which a limited link reads
+(links/delivery.py) to give back the bytes a client that broke off never
+received and to drop a client that stopped reading. granian answers an
+empty view about twice as fast, the hot link 1.0-1.4 times as fast.
 Under it a broken-off download of a limited link counts every byte read
 from the file, a stalled client keeps its bytes reserved until the kernel
 gives up on it (about 15 minutes), and there is no access log: its lines
