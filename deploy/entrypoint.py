@@ -99,8 +99,7 @@ def web_command(rest: list[str]) -> list[str]:
     """The web server as `make run` starts it (WEB_SERVER, gunicorn unless it
     says granian), on HOST:PORT (0.0.0.0:8000), its access log on stdout."""
     server = WebServer.from_environ(host="0.0.0.0", port=8000, graceful_timeout=GRACEFUL_TIMEOUT, access_log=True)
-    if not server.executable.exists():
-        raise StartError(f"{server.name} is not installed in this image")
+    server.require_installed()
     return server.command(*rest)
 
 

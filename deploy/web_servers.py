@@ -113,12 +113,15 @@ class WebServer:
             APP,
         ]
 
-    def exec(self, *more: str) -> None:
-        """Become the server."""
-        command = self.command(*more)
+    def require_installed(self) -> None:
         if not self.executable.exists():
             requirements = "requirements-granian.txt" if self.name == "granian" else "requirements.txt"
             raise SettingError(f"{self.name} is not installed: {sys.executable} -m pip install -r {requirements}")
+
+    def exec(self, *more: str) -> None:
+        """Become the server."""
+        self.require_installed()
+        command = self.command(*more)
         os.execv(command[0], command)
 
 

@@ -67,6 +67,23 @@ def test_a_setting_that_cannot_be_used_is_named_and_nothing_starts(variable, val
     assert (done.returncode, done.stdout, done.stderr) == (2, "", f"microcloud: {said}\n")
 
 
+def test_a_server_that_is_not_installed_is_named_with_how_to_install_it():
+    # The interpreter the virtualenv was made from: granian is installed only in the venv.
+    base = Path(sys._base_executable)
+    if base.parent == Path(sys.executable).parent or base.with_name("granian").exists():
+        pytest.skip("needs an interpreter without granian beside it")
+    done = subprocess.run(
+        [str(base), "-m", "deploy.web_servers"],
+        cwd=REPO_ROOT,
+        env=subprocess_env(WEB_SERVER="granian"),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 2
+    assert done.stderr == f"microcloud: granian is not installed: {base} -m pip install -r requirements-granian.txt\n"
+
+
 def test_help_says_what_it_reads():
     done = subprocess.run(
         [sys.executable, "-m", "deploy.web_servers", "--help"], cwd=REPO_ROOT, capture_output=True, text=True
