@@ -6,15 +6,16 @@
 
 Starts the web server with `make run`'s own command line
 (deploy/web_servers.py: gunicorn, or granian with --server granian) and
-`manage.py runexpiry` beside it, each in a session of its own as `make run` does, on a temporary database
-(a SQLite file, or a PostgreSQL database created and dropped on --pg-url)
-and a temporary var directory (static files, rate counters, mail), so a
-developer's var/ is never touched. Once both are up (every worker answers,
-the daemon has logged its start) and have settled, it reads every process
-of the service (the two started and everything below them) from /proc, again
-after --seconds, and prints a table per process, the totals, and each target
-as met or missed. It sends no request during the window. Exit status 0
-whether targets are met or not: it is a benchmark, not a test.
+`manage.py runexpiry` beside it, each in a session of its own as `make run`
+does, on a temporary database (a SQLite file, or a PostgreSQL database
+created and dropped on --pg-url) and a temporary var directory (static
+files, rate counters, mail), so a developer's var/ is never touched. Once
+both are up (every worker answers, the daemon has logged its start) and
+have settled, it reads every process of the service (the two started and
+everything below them) from /proc, again after --seconds, and prints a
+table per process, the totals, and each target as met or missed. It sends
+no request during the window. Exit status 0 whether targets are met or not:
+it is a benchmark, not a test.
 
 Targets (the product's performance plan): the whole service at most 0.02 %
 of one core, at most one wake-up a second per process, at most 120 MB of
